@@ -1,0 +1,12 @@
+//! hullward: kernel-enforced sandboxing and middleware for an AI agent's tool calls.
+//!
+//! The layers, in the order a call passes them (see `docs/architecture.md`):
+//! [`policy`] loads one immutable `Policy`; [`guard`] decides requests before anything runs;
+//! [`cli`] wires the commands of the contract to them.
+
+pub mod cli;
+pub mod error;
+pub mod guard;
+pub mod policy;
+
+pub use error::Error;

@@ -1,0 +1,1126 @@
+//! Layering and resolution: built-in `default` → `--profile` → `--config` → flags → [`Policy`].
+//!
+//! Call [`load`] once per invocation with a [`LoadRequest`]. Each YAML layer replaces the keys it
+//! sets; flags add to lists and override scalars. After layering, paths are resolved (relative
+//! paths in a file against that file's folder, on the command line against the current
+//! directory — Decision 10), `${VAR}` tokens in `HttpAllowedHosts` are expanded (Decision 4), the
+//! always-on defaults are merged in (Decision 5) and every value is validated. Semantic problems
+//! are collected as [`Diagnostic`]s so that `validate` can show them all at once.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::diag::{Diagnostic, Severity};
+use super::globs::{GlobRule, GlobRules, Origin};
+use super::locate::{line_of, Step};
+use super::schema::{FileConfig, SandboxSection, SecuritySection};
+use super::{
+    duration, profiles, AllowMode, HostAllowlist, HostPattern, HttpPolicy, Limits, NetMode, Policy,
+    SandboxPolicy, Session, ShellPolicy, Unattended,
+};
+
+/// Why a policy could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file could not be read at all (missing, unreadable).
+    #[error("cannot read configuration '{}': {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// The file is not valid YAML or a value has the wrong type.
+    #[error("{0}")]
+    Syntax(Diagnostic),
+    /// The YAML parsed but the values are invalid.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Invalid(Vec<Diagnostic>),
+    #[error(
+        "unknown profile '{name}': not a built-in profile ({}) and not a readable file",
+        profiles::names()
+    )]
+    UnknownProfile { name: String },
+}
+
+impl PolicyError {
+    /// Errors in the configuration's content (as opposed to not being able to read it).
+    pub fn is_invalid_content(&self) -> bool {
+        matches!(self, PolicyError::Syntax(_) | PolicyError::Invalid(_))
+    }
+}
+
+/// Everything [`load`] needs, gathered by the CLI.
+#[derive(Debug, Clone, Default)]
+pub struct LoadRequest {
+    pub profile: Option<String>,
+    pub config: Option<PathBuf>,
+    pub cwd: PathBuf,
+    /// A snapshot of the environment (for `${VAR}`, `HOME`, `HULLWARD_HOME`).
+    pub env: BTreeMap<String, String>,
+    /// Whether standard input is a terminal (HITL defaults to on only then).
+    pub stdin_is_tty: bool,
+    pub flags: Flags,
+}
+
+/// The command-line flags that shape the policy.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub root: Option<PathBuf>,
+    pub include: Vec<PathBuf>,
+    pub deny: Vec<String>,
+    pub read: Vec<String>,
+    pub write: Vec<String>,
+    pub net: Option<NetMode>,
+    pub allow_host: Vec<String>,
+    pub timeout: Option<Duration>,
+    pub env: Vec<String>,
+    pub hitl: Option<bool>,
+    pub unattended: Option<Unattended>,
+    pub no_strict: bool,
+    pub yolo: bool,
+    pub audit: Option<PathBuf>,
+}
+
+/// The glob a `.env` file at any depth matches, and its `.env.*` siblings (Decision 5).
+pub const ENV_FILE_GLOBS: &[&str] = &["**/.env", "**/.env.*"];
+
+/// Files that exist to hold credentials, denied at any depth unless `DenyCredentialFiles: false`.
+pub const CREDENTIAL_FILE_GLOBS: &[&str] = &[
+    "**/id_rsa",
+    "**/id_dsa",
+    "**/id_ecdsa",
+    "**/id_ed25519",
+    "**/.aws/credentials",
+    "**/.netrc",
+    "**/_netrc",
+    "**/.pgpass",
+    "**/.git-credentials",
+];
+
+/// Repository metadata that runs later outside any sandbox (Decision 8).
+pub const GIT_METADATA_GLOBS: &[&str] = &["**/.git/hooks", "**/.git/config"];
+
+/// One YAML layer being read: its text and how to name it.
+struct Layer<'a> {
+    text: &'a str,
+    origin_file: Option<PathBuf>,
+    profile_name: Option<String>,
+    /// Folder that relative paths in this layer resolve against.
+    base: PathBuf,
+}
+
+impl Layer<'_> {
+    fn origin(&self, path: &[Step<'_>]) -> Origin {
+        match (&self.origin_file, &self.profile_name) {
+            (Some(f), _) => Origin::File { path: f.clone(), line: line_of(self.text, path) },
+            (None, Some(p)) => Origin::Profile(p.clone()),
+            (None, None) => Origin::Builtin("default"),
+        }
+    }
+
+    fn diag(&self, severity: Severity, path: &[Step<'_>], message: String) -> Diagnostic {
+        Diagnostic {
+            severity,
+            file: self
+                .origin_file
+                .clone()
+                .or_else(|| self.profile_name.as_ref().map(|p| PathBuf::from(format!("<profile {p}>")))),
+            line: line_of(self.text, path),
+            key: dotted(path),
+            message,
+        }
+    }
+}
+
+fn dotted(path: &[Step<'_>]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// A value set by some layer, with where it was set.
+#[derive(Debug, Clone)]
+struct Set<T> {
+    value: T,
+    origin: Origin,
+}
+
+/// A path as written, and the folder it is relative to.
+#[derive(Debug, Clone)]
+struct RawPath {
+    text: String,
+    base: PathBuf,
+    origin: Origin,
+    diag_file: Option<PathBuf>,
+    key: String,
+}
+
+/// The layered, not yet resolved, values.
+#[derive(Default)]
+struct Accum {
+    root: Option<RawPath>,
+    read: Option<Vec<GlobRule>>,
+    write: Option<Vec<GlobRule>>,
+    deny: Option<Vec<GlobRule>>,
+    change_envelope: Option<Vec<GlobRule>>,
+    deny_credential_files: Option<bool>,
+    allow_mode: Option<Set<AllowMode>>,
+    shell_allow: Option<Vec<String>>,
+    shell_deny: Option<Vec<String>>,
+    /// `HttpAllowedHosts` entries as written, each with its place for diagnostics.
+    hosts: Option<Vec<(String, Diagnostic)>>,
+    allow_private: Option<bool>,
+    read_limit: Option<u64>,
+    strict: Option<bool>,
+    include: Option<Vec<RawPath>>,
+    system: Option<Vec<RawPath>>,
+    writable: Option<Vec<RawPath>>,
+    read_only: Option<bool>,
+    network: Option<Set<NetMode>>,
+    timeout: Option<Duration>,
+    env: Option<Vec<String>>,
+    credentials: Option<Vec<String>>,
+    processes: Option<u64>,
+    open_files: Option<u64>,
+    memory_bytes: Option<u64>,
+    output_bytes: Option<u64>,
+    unattended: Option<Unattended>,
+    allow_substitution: Option<bool>,
+    protect_git_metadata: Option<bool>,
+    diags: Vec<Diagnostic>,
+}
+
+/// Loads, layers, resolves and validates. See the module documentation for the order.
+pub fn load(req: &LoadRequest) -> Result<Policy, PolicyError> {
+    let mut acc = Accum::default();
+    let mut sources = vec!["profile default (built-in)".to_string()];
+
+    let default = profiles::builtin("default").expect("the default profile is embedded");
+    apply_text(&mut acc, default.yaml, None, Some("default".into()), &req.cwd)?;
+
+    if let Some(name) = &req.profile {
+        if let Some(p) = profiles::builtin(name).filter(|p| p.name != "default") {
+            apply_text(&mut acc, p.yaml, None, Some(p.name.into()), &req.cwd)?;
+            sources.push(format!("profile {} (built-in)", p.name));
+        } else if name != "default" {
+            let path = req.cwd.join(name);
+            if !path.is_file() {
+                return Err(PolicyError::UnknownProfile { name: name.clone() });
+            }
+            apply_file(&mut acc, &path)?;
+            sources.push(format!("profile {}", path.display()));
+        }
+    }
+    if let Some(config) = &req.config {
+        let path = req.cwd.join(config);
+        apply_file(&mut acc, &path)?;
+        sources.push(format!("config {}", path.display()));
+    }
+    apply_flags(&mut acc, &req.flags, &req.cwd);
+    if has_flags(&req.flags) {
+        sources.push("command-line flags".into());
+    }
+    finish(acc, req, sources)
+}
+
+fn has_flags(f: &Flags) -> bool {
+    f.root.is_some()
+        || !f.include.is_empty()
+        || !f.deny.is_empty()
+        || !f.read.is_empty()
+        || !f.write.is_empty()
+        || f.net.is_some()
+        || !f.allow_host.is_empty()
+        || f.timeout.is_some()
+        || !f.env.is_empty()
+        || f.hitl.is_some()
+        || f.unattended.is_some()
+        || f.no_strict
+        || f.yolo
+        || f.audit.is_some()
+}
+
+fn apply_file(acc: &mut Accum, path: &Path) -> Result<(), PolicyError> {
+    let bytes =
+        std::fs::read(path).map_err(|source| PolicyError::Read { path: path.to_path_buf(), source })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        PolicyError::Syntax(Diagnostic {
+            severity: Severity::Error,
+            file: Some(path.to_path_buf()),
+            line: None,
+            key: String::new(),
+            message: format!("not valid UTF-8 (byte offset {})", e.utf8_error().valid_up_to()),
+        })
+    })?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    apply_text(acc, &text, Some(path.to_path_buf()), None, &base)
+}
+
+fn apply_text(
+    acc: &mut Accum,
+    text: &str,
+    file: Option<PathBuf>,
+    profile: Option<String>,
+    base: &Path,
+) -> Result<(), PolicyError> {
+    let parsed: FileConfig = if text.trim().is_empty() {
+        FileConfig::default()
+    } else {
+        serde_yaml::from_str(text).map_err(|e| {
+            let loc = e.location();
+            let mut message = e.to_string();
+            if let Some(cut) = message.rfind(" at line ") {
+                message.truncate(cut);
+            }
+            PolicyError::Syntax(Diagnostic {
+                severity: Severity::Error,
+                file: file.clone().or_else(|| profile.as_ref().map(|p| format!("<profile {p}>").into())),
+                line: loc.as_ref().map(|l| l.line()),
+                key: String::new(),
+                message: match loc {
+                    Some(l) => format!("{message} (column {})", l.column()),
+                    None => message,
+                },
+            })
+        })?
+    };
+    let layer = Layer { text, origin_file: file, profile_name: profile, base: base.to_path_buf() };
+    if let Some(sec) = &parsed.security {
+        apply_security(acc, &layer, sec);
+    }
+    if let Some(sb) = &parsed.sandbox {
+        apply_sandbox(acc, &layer, sb);
+    }
+    Ok(())
+}
+
+fn globs(layer: &Layer<'_>, path: &[Step<'_>], list: &[String]) -> Vec<GlobRule> {
+    list.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut full = path.to_vec();
+            full.push(Step::Index(i));
+            GlobRule { pattern: p.clone(), origin: layer.origin(&full) }
+        })
+        .collect()
+}
+
+fn raw_paths(layer: &Layer<'_>, path: &[Step<'_>], list: &[String]) -> Vec<RawPath> {
+    list.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut full = path.to_vec();
+            full.push(Step::Index(i));
+            raw_path(layer, &full, p)
+        })
+        .collect()
+}
+
+fn raw_path(layer: &Layer<'_>, path: &[Step<'_>], text: &str) -> RawPath {
+    let d = layer.diag(Severity::Error, path, String::new());
+    RawPath {
+        text: text.to_string(),
+        base: layer.base.clone(),
+        origin: layer.origin(path),
+        diag_file: d.file,
+        key: d.key,
+    }
+}
+
+fn apply_security(acc: &mut Accum, layer: &Layer<'_>, sec: &SecuritySection) {
+    use Step::Key;
+    let s = Key("Security");
+    if let Some(root) = &sec.file_system_sandbox_path {
+        acc.root = Some(raw_path(layer, &[s, Key("FileSystemSandboxPath")], root));
+    }
+    if let Some(p) = &sec.file_system_permissions {
+        let fp = Key("FileSystemPermissions");
+        if let Some(r) = &p.read {
+            acc.read = Some(globs(layer, &[s, fp, Key("Read")], r));
+        }
+        if let Some(w) = &p.write {
+            acc.write = Some(globs(layer, &[s, fp, Key("Write")], w));
+        }
+        if let Some(d) = &p.deny {
+            acc.deny = Some(globs(layer, &[s, fp, Key("Deny")], d));
+        }
+    }
+    if let Some(env) = &sec.change_envelope {
+        acc.change_envelope = Some(globs(layer, &[s, Key("ChangeEnvelope")], env));
+    }
+    if let Some(v) = sec.deny_credential_files {
+        acc.deny_credential_files = Some(v);
+    }
+    if let Some(sp) = &sec.shell_policy {
+        let k = Key("ShellPolicy");
+        if let Some(mode) = &sp.allow_mode {
+            let path = [s, k, Key("AllowMode")];
+            match mode.to_ascii_lowercase().as_str() {
+                "substring" => {
+                    acc.allow_mode = Some(Set { value: AllowMode::Substring, origin: layer.origin(&path) })
+                }
+                "segments" => {
+                    acc.allow_mode = Some(Set { value: AllowMode::Segments, origin: layer.origin(&path) })
+                }
+                _ => acc.diags.push(layer.diag(
+                    Severity::Error,
+                    &path,
+                    format!("unknown AllowMode '{mode}' (expected substring or segments)"),
+                )),
+            }
+        }
+        for (name, list, slot) in
+            [("Allow", &sp.allow, &mut acc.shell_allow), ("Deny", &sp.deny, &mut acc.shell_deny)]
+        {
+            if let Some(list) = list {
+                for (i, pat) in list.iter().enumerate() {
+                    if pat.trim().is_empty() {
+                        acc.diags.push(layer.diag(
+                            Severity::Error,
+                            &[s, k, Key(name), Step::Index(i)],
+                            "an empty pattern would match every command".into(),
+                        ));
+                    }
+                }
+                *slot = Some(list.clone());
+            }
+        }
+    }
+    if let Some(hosts) = &sec.http_allowed_hosts {
+        acc.hosts = Some(
+            hosts
+                .iter()
+                .enumerate()
+                .map(|(i, raw)| {
+                    let item = [s, Key("HttpAllowedHosts"), Step::Index(i)];
+                    (raw.clone(), layer.diag(Severity::Error, &item, String::new()))
+                })
+                .collect(),
+        );
+    }
+    if let Some(v) = sec.allow_private_hosts {
+        acc.allow_private = Some(v);
+    }
+    if let Some(v) = sec.read_file_size_limit {
+        acc.read_limit = Some(v);
+    }
+}
+
+fn apply_sandbox(acc: &mut Accum, layer: &Layer<'_>, sb: &SandboxSection) {
+    use Step::Key;
+    let s = Key("Sandbox");
+    if let Some(v) = sb.strict {
+        acc.strict = Some(v);
+    }
+    if let Some(v) = &sb.include {
+        acc.include = Some(raw_paths(layer, &[s, Key("Include")], v));
+    }
+    if let Some(v) = &sb.system {
+        acc.system = Some(raw_paths(layer, &[s, Key("System")], v));
+    }
+    if let Some(v) = &sb.writable {
+        acc.writable = Some(raw_paths(layer, &[s, Key("Writable")], v));
+    }
+    if let Some(v) = sb.read_only {
+        acc.read_only = Some(v);
+    }
+    if let Some(n) = &sb.network {
+        let path = [s, Key("Network")];
+        match NetMode::parse(&n.to_ascii_lowercase()) {
+            Some(mode) => acc.network = Some(Set { value: mode, origin: layer.origin(&path) }),
+            None => acc.diags.push(layer.diag(
+                Severity::Error,
+                &path,
+                format!("unknown Network '{n}' (expected none, proxy or host)"),
+            )),
+        }
+    }
+    if let Some(t) = &sb.timeout {
+        let text = t.to_text();
+        match duration::parse(&text) {
+            Some(d) => acc.timeout = Some(d),
+            None => acc.diags.push(layer.diag(
+                Severity::Error,
+                &[s, Key("Timeout")],
+                format!("'{text}' is not a duration (e.g. 30s, 5m, 1h)"),
+            )),
+        }
+    }
+    if let Some(env) = &sb.env {
+        for (i, name) in env.iter().enumerate() {
+            if !is_env_name(name) {
+                acc.diags.push(layer.diag(
+                    Severity::Error,
+                    &[s, Key("Env"), Step::Index(i)],
+                    format!("'{name}' is not an environment variable name"),
+                ));
+            }
+        }
+        acc.env = Some(env.clone());
+    }
+    if let Some(creds) = &sb.credentials {
+        for (i, c) in creds.iter().enumerate() {
+            if !is_env_name(&c.var) {
+                acc.diags.push(layer.diag(
+                    Severity::Error,
+                    &[s, Key("Credentials"), Step::Index(i), Key("Var")],
+                    format!("'{}' is not an environment variable name", c.var),
+                ));
+            }
+        }
+        acc.credentials = Some(creds.iter().map(|c| c.var.clone()).collect());
+    }
+    if let Some(l) = &sb.limits {
+        for (name, v, slot) in [
+            ("Processes", l.processes, &mut acc.processes),
+            ("OpenFiles", l.open_files, &mut acc.open_files),
+            ("MemoryBytes", l.memory_bytes, &mut acc.memory_bytes),
+            ("OutputBytes", l.output_bytes, &mut acc.output_bytes),
+        ] {
+            if let Some(v) = v {
+                if v == 0 {
+                    acc.diags.push(layer.diag(
+                        Severity::Error,
+                        &[s, Key("Limits"), Key(name)],
+                        "must be greater than 0".into(),
+                    ));
+                }
+                *slot = Some(v);
+            }
+        }
+    }
+    if let Some(u) = &sb.unattended {
+        match Unattended::parse(&u.to_ascii_lowercase()) {
+            Some(v) => acc.unattended = Some(v),
+            None => acc.diags.push(layer.diag(
+                Severity::Error,
+                &[s, Key("Unattended")],
+                format!("unknown Unattended '{u}' (expected deny or allow)"),
+            )),
+        }
+    }
+    if let Some(v) = sb.allow_substitution {
+        acc.allow_substitution = Some(v);
+    }
+    if let Some(v) = sb.protect_git_metadata {
+        acc.protect_git_metadata = Some(v);
+    }
+}
+
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+fn apply_flags(acc: &mut Accum, f: &Flags, cwd: &Path) {
+    let flag_path = |p: &Path, flag: &'static str| RawPath {
+        text: p.to_string_lossy().into_owned(),
+        base: cwd.to_path_buf(),
+        origin: Origin::Flag(flag),
+        diag_file: None,
+        key: flag.to_string(),
+    };
+    if let Some(root) = &f.root {
+        acc.root = Some(flag_path(root, "--root"));
+    }
+    if !f.include.is_empty() {
+        acc.include.get_or_insert_with(Vec::new).extend(f.include.iter().map(|p| flag_path(p, "--include")));
+    }
+    for (list, slot, flag) in [
+        (&f.deny, &mut acc.deny, "--deny"),
+        (&f.read, &mut acc.read, "--read"),
+        (&f.write, &mut acc.write, "--write"),
+    ] {
+        slot.get_or_insert_with(Vec::new)
+            .extend(list.iter().map(|p| GlobRule { pattern: p.clone(), origin: Origin::Flag(flag) }));
+    }
+    let flag_place = Diagnostic {
+        severity: Severity::Error,
+        file: None,
+        line: None,
+        key: "--allow-host".into(),
+        message: String::new(),
+    };
+    if !f.allow_host.is_empty() {
+        acc.hosts
+            .get_or_insert_with(Vec::new)
+            .extend(f.allow_host.iter().map(|h| (h.clone(), flag_place.clone())));
+    }
+    if let Some(net) = f.net {
+        acc.network = Some(Set { value: net, origin: Origin::Flag("--net") });
+    } else if !f.allow_host.is_empty() {
+        acc.network = Some(Set { value: NetMode::Proxy, origin: Origin::Flag("--allow-host") });
+    }
+    if let Some(t) = f.timeout {
+        acc.timeout = Some(t);
+    }
+    if !f.env.is_empty() {
+        acc.env.get_or_insert_with(Vec::new).extend(f.env.iter().cloned());
+    }
+    if let Some(u) = f.unattended {
+        acc.unattended = Some(u);
+    }
+    if f.no_strict {
+        acc.strict = Some(false);
+    }
+}
+
+fn finish(mut acc: Accum, req: &LoadRequest, sources: Vec<String>) -> Result<Policy, PolicyError> {
+    let mut diags = std::mem::take(&mut acc.diags);
+
+    // Roots.
+    let root = match &acc.root {
+        Some(raw) => resolve_dir(raw, &mut diags, "sandbox root"),
+        None => std::fs::canonicalize(&req.cwd).ok(),
+    }
+    .unwrap_or_else(|| req.cwd.clone());
+    let mut includes = Vec::new();
+    for raw in acc.include.iter().flatten() {
+        if let Some(p) = resolve_dir(raw, &mut diags, "included root") {
+            if p != root && !includes.contains(&p) {
+                includes.push(p);
+            }
+        }
+    }
+    let mut system: Vec<PathBuf> = Vec::new();
+    for raw in acc.system.iter().flatten() {
+        system.extend(resolve_system(raw, &mut diags));
+    }
+    // `/bin` is often a link to `/usr/bin`: keep only outermost entries, in order.
+    let outer: Vec<PathBuf> =
+        system.iter().filter(|p| !system.iter().any(|q| q != *p && p.starts_with(q))).cloned().collect();
+    let mut system = Vec::new();
+    for p in outer {
+        if !system.contains(&p) {
+            system.push(p);
+        }
+    }
+    let mut writable = Vec::new();
+    for raw in acc.writable.iter().flatten() {
+        if let Some(p) = resolve_dir(raw, &mut diags, "writable directory") {
+            if !writable.contains(&p) {
+                writable.push(p);
+            }
+        }
+    }
+
+    // Globs.
+    let deny_credential_files = acc.deny_credential_files.unwrap_or(true);
+    let protect_git_metadata = acc.protect_git_metadata.unwrap_or(true);
+    let mut deny: Vec<GlobRule> = ENV_FILE_GLOBS
+        .iter()
+        .map(|p| GlobRule { pattern: (*p).into(), origin: Origin::Builtin("env-file") })
+        .collect();
+    if deny_credential_files {
+        deny.extend(
+            CREDENTIAL_FILE_GLOBS
+                .iter()
+                .map(|p| GlobRule { pattern: (*p).into(), origin: Origin::Builtin("credential-file") }),
+        );
+    }
+    deny.extend(acc.deny.take().unwrap_or_default());
+    let write_protect: Vec<GlobRule> = if protect_git_metadata {
+        GIT_METADATA_GLOBS
+            .iter()
+            .map(|p| GlobRule { pattern: (*p).into(), origin: Origin::Builtin("git-metadata") })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut compile = |rules: Vec<GlobRule>| match GlobRules::new(rules) {
+        Ok(r) => r,
+        Err(e) => {
+            diags.push(glob_diag(&e));
+            GlobRules::default()
+        }
+    };
+    let read = compile(acc.read.take().unwrap_or_default());
+    let write = compile(acc.write.take().unwrap_or_default());
+    let deny = compile(deny);
+    let write_protect = compile(write_protect);
+    let change_envelope = acc.change_envelope.take().map(&mut compile);
+
+    // Shell policy.
+    let shell_allow = acc.shell_allow.take().unwrap_or_default();
+    let mode = acc.allow_mode.as_ref().map(|s| s.value).unwrap_or_default();
+    if mode == AllowMode::Segments && shell_allow.is_empty() {
+        let (file, line) = match acc.allow_mode.as_ref().map(|s| &s.origin) {
+            Some(Origin::File { path, line }) => (Some(path.clone()), *line),
+            _ => (None, None),
+        };
+        diags.push(Diagnostic {
+            severity: Severity::Warning,
+            file,
+            line,
+            key: "Security.ShellPolicy.AllowMode".into(),
+            message: "segments mode with an empty Allow list allows every command".into(),
+        });
+    }
+    let shell = ShellPolicy { mode, allow: shell_allow, deny: acc.shell_deny.take().unwrap_or_default() };
+
+    // Hosts.
+    let allowed = match acc.hosts.take() {
+        None => HostAllowlist::Unrestricted,
+        Some(entries) if entries.is_empty() => HostAllowlist::Unrestricted,
+        Some(entries) => {
+            let mut out = Vec::new();
+            for (raw, place) in entries {
+                let expanded = expand_env(&raw, &req.env);
+                if expanded.trim().is_empty() {
+                    diags.push(Diagnostic {
+                        severity: Severity::Warning,
+                        message: format!("'{raw}' expands to an empty string and is dropped"),
+                        ..place
+                    });
+                    continue;
+                }
+                match parse_host_pattern(&expanded) {
+                    Ok(p) if !out.contains(&p) => out.push(p),
+                    Ok(_) => {}
+                    Err(msg) => diags.push(Diagnostic { message: msg, ..place }),
+                }
+            }
+            if out.is_empty() {
+                diags.push(Diagnostic {
+                    severity: Severity::Warning,
+                    file: None,
+                    line: None,
+                    key: "Security.HttpAllowedHosts".into(),
+                    message: "every entry expanded to nothing: no host is allowed".into(),
+                });
+            }
+            HostAllowlist::Only(out)
+        }
+    };
+
+    // Network: an allowlist implies the proxy unless a layer other than `default` chose a mode.
+    let network = match &acc.network {
+        Some(Set { value, origin }) if *origin != Origin::Profile("default".into()) => *value,
+        _ if matches!(allowed, HostAllowlist::Only(_)) => NetMode::Proxy,
+        Some(set) => set.value,
+        None => NetMode::None,
+    };
+
+    let limits = Limits {
+        processes: acc.processes.unwrap_or(512),
+        open_files: acc.open_files.unwrap_or(1024),
+        memory_bytes: acc.memory_bytes,
+        output_bytes: acc.output_bytes.unwrap_or(10 * 1024 * 1024),
+    };
+
+    let (errors, warnings): (Vec<_>, Vec<_>) = diags.into_iter().partition(|d| d.severity == Severity::Error);
+    if !errors.is_empty() {
+        let mut all = errors;
+        all.extend(warnings);
+        return Err(PolicyError::Invalid(all));
+    }
+
+    let home = req.env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let audit_path = match &req.flags.audit {
+        Some(p) => req.cwd.join(p),
+        None => {
+            let base = match req.env.get("HULLWARD_HOME").filter(|h| !h.is_empty()) {
+                Some(h) => PathBuf::from(h),
+                None => home.clone().unwrap_or_else(|| PathBuf::from("/")).join(".hullward"),
+            };
+            base.join("audit.jsonl")
+        }
+    };
+    let mut env = acc.env.take().unwrap_or_default();
+    env.dedup();
+
+    Ok(Policy {
+        root,
+        includes,
+        read,
+        write,
+        deny,
+        write_protect,
+        change_envelope,
+        deny_credential_files,
+        shell,
+        http: HttpPolicy { allowed, allow_private: acc.allow_private.unwrap_or(false) },
+        read_file_size_limit: acc.read_limit.unwrap_or(20_000),
+        sandbox: SandboxPolicy {
+            strict: acc.strict.unwrap_or(true),
+            system,
+            writable,
+            read_only: acc.read_only.unwrap_or(false),
+            network,
+            timeout: acc.timeout,
+            env,
+            credentials: acc.credentials.take().unwrap_or_default(),
+            limits,
+            unattended: acc.unattended.unwrap_or(Unattended::Deny),
+            allow_substitution: acc.allow_substitution.unwrap_or(false),
+            protect_git_metadata,
+        },
+        session: Session {
+            hitl: req.flags.hitl.unwrap_or(req.stdin_is_tty),
+            yolo: req.flags.yolo,
+            audit_path,
+            home,
+        },
+        sources,
+        warnings,
+    })
+}
+
+fn glob_diag(e: &super::globs::GlobError) -> Diagnostic {
+    let (file, line, key) = match &e.origin {
+        Origin::File { path, line } => (Some(path.clone()), *line, String::new()),
+        Origin::Flag(f) => (None, None, (*f).to_string()),
+        other => (None, None, other.to_string()),
+    };
+    Diagnostic {
+        severity: Severity::Error,
+        file,
+        line,
+        key,
+        message: format!("invalid glob '{}': {}", e.pattern, e.reason),
+    }
+}
+
+fn place_diag(raw: &RawPath, message: String) -> Diagnostic {
+    let line = match &raw.origin {
+        Origin::File { line, .. } => *line,
+        _ => None,
+    };
+    Diagnostic { severity: Severity::Error, file: raw.diag_file.clone(), line, key: raw.key.clone(), message }
+}
+
+/// Resolves a configured directory; it must exist.
+fn resolve_dir(raw: &RawPath, diags: &mut Vec<Diagnostic>, what: &str) -> Option<PathBuf> {
+    let joined = raw.base.join(expand_tilde(&raw.text));
+    match std::fs::canonicalize(&joined) {
+        Ok(p) if p.is_dir() => Some(p),
+        Ok(p) => {
+            diags.push(place_diag(raw, format!("{what} '{}' is not a directory", p.display())));
+            None
+        }
+        Err(e) => {
+            diags.push(place_diag(raw, format!("{what} '{}' cannot be used: {e}", joined.display())));
+            None
+        }
+    }
+}
+
+/// Resolves a `System` entry: absolute only; a trailing `*` in the last component is expanded;
+/// entries that do not exist on this host are skipped.
+fn resolve_system(raw: &RawPath, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    let text = raw.text.as_str();
+    if !text.starts_with('/') {
+        diags.push(place_diag(raw, format!("System entry '{text}' must be an absolute path")));
+        return Vec::new();
+    }
+    let candidates: Vec<PathBuf> = match text.strip_suffix('*') {
+        Some(prefix) => {
+            let prefix = Path::new(prefix);
+            let (dir, stem) = match (prefix.parent(), prefix.file_name()) {
+                (Some(d), Some(s)) => (d.to_path_buf(), s.to_string_lossy().into_owned()),
+                _ => (prefix.to_path_buf(), String::new()),
+            };
+            let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .map(|rd| {
+                    rd.filter_map(Result::ok)
+                        .filter(|e| e.file_name().to_string_lossy().starts_with(&stem))
+                        .map(|e| e.path())
+                        .collect()
+                })
+                .unwrap_or_default();
+            found.sort();
+            found
+        }
+        None => vec![PathBuf::from(text)],
+    };
+    candidates.into_iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect()
+}
+
+fn expand_tilde(text: &str) -> String {
+    match (text.strip_prefix("~/"), std::env::var("HOME")) {
+        (Some(rest), Ok(home)) => format!("{home}/{rest}"),
+        _ => text.to_string(),
+    }
+}
+
+/// Replaces every `${NAME}` with the variable's value; unset variables expand to nothing.
+pub fn expand_env(text: &str, env: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        match rest[start + 2..].find('}') {
+            Some(end) => {
+                let name = &rest[start + 2..start + 2 + end];
+                out.push_str(env.get(name).map(String::as_str).unwrap_or(""));
+                rest = &rest[start + 2 + end + 1..];
+            }
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Second-level names that are public suffixes themselves: a wildcard on them would allow
+/// unrelated owners' hosts. Single-label suffixes (`com`, `io`, …) are caught by rule.
+const MULTI_LABEL_PUBLIC_SUFFIXES: &[&str] = &[
+    "co.uk",
+    "org.uk",
+    "ac.uk",
+    "gov.uk",
+    "me.uk",
+    "ltd.uk",
+    "plc.uk",
+    "com.au",
+    "net.au",
+    "org.au",
+    "edu.au",
+    "gov.au",
+    "co.nz",
+    "org.nz",
+    "co.jp",
+    "ne.jp",
+    "or.jp",
+    "ac.jp",
+    "com.br",
+    "net.br",
+    "com.cn",
+    "net.cn",
+    "org.cn",
+    "com.mx",
+    "co.in",
+    "net.in",
+    "org.in",
+    "co.za",
+    "org.za",
+    "com.tr",
+    "com.tw",
+    "com.hk",
+    "com.sg",
+    "co.kr",
+    "com.ar",
+    "co.il",
+    "com.ua",
+    "com.pl",
+    "eu.org",
+    "github.io",
+    "gitlab.io",
+    "herokuapp.com",
+    "vercel.app",
+    "netlify.app",
+    "pages.dev",
+    "workers.dev",
+    "appspot.com",
+    "cloudfront.net",
+    "amazonaws.com",
+    "s3.amazonaws.com",
+    "azurewebsites.net",
+    "blogspot.com",
+    "ngrok.io",
+    "ngrok-free.app",
+    "firebaseapp.com",
+    "web.app",
+    "fly.dev",
+    "onrender.com",
+    "repl.co",
+    "glitch.me",
+    "trycloudflare.com",
+];
+
+/// Parses one `HttpAllowedHosts` entry.
+pub fn parse_host_pattern(entry: &str) -> Result<HostPattern, String> {
+    let e = entry.trim().trim_end_matches('.').to_ascii_lowercase();
+    let unbracketed = e.trim_start_matches('[').trim_end_matches(']');
+    if unbracketed.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(HostPattern::Exact(unbracketed.to_string()));
+    }
+    if e == "*" || e == "*." {
+        return Err(format!(
+            "'{entry}' would allow every host; leave HttpAllowedHosts empty for unrestricted access"
+        ));
+    }
+    if e.contains("://") || e.contains('/') || e.contains(':') || e.contains('@') {
+        return Err(format!("'{entry}' is not a host name (no scheme, port, path or user)"));
+    }
+    let (wild, name) = match e.strip_prefix("*.") {
+        Some(rest) => (true, rest),
+        None => (false, e.as_str()),
+    };
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    if name.is_empty() || name.len() > 253 || !name.split('.').all(label_ok) {
+        return Err(format!("'{entry}' is not a valid host name (wildcards only as a leading '*.')"));
+    }
+    if wild {
+        if !name.contains('.') || MULTI_LABEL_PUBLIC_SUFFIXES.contains(&name) {
+            return Err(format!(
+                "'{entry}' puts a wildcard on the public suffix '{name}', which would allow hosts of unrelated owners"
+            ));
+        }
+        return Ok(HostPattern::Suffix(name.to_string()));
+    }
+    Ok(HostPattern::Exact(name.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req_in(dir: &Path) -> LoadRequest {
+        LoadRequest { cwd: dir.to_path_buf(), ..Default::default() }
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn default_profile_roots_at_the_current_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let p = load(&req_in(t.path())).unwrap();
+        assert_eq!(p.root, t.path().canonicalize().unwrap());
+        assert!(p.sandbox.strict);
+        assert_eq!(p.sandbox.network, NetMode::None);
+        assert!(p.sandbox.system.contains(&PathBuf::from("/usr")));
+        assert!(p.deny.match_exact(Path::new("a/.env")).is_some());
+        assert!(p.deny.match_exact(Path::new("a/id_rsa")).is_some());
+        assert!(p.deny.match_exact(Path::new("a/id_rsa.pub")).is_none());
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_config_folder() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("cfg/work")).unwrap();
+        std::fs::create_dir_all(t.path().join("cfg/lib")).unwrap();
+        write(
+            &t.path().join("cfg"),
+            "o.yaml",
+            "Security:\n  FileSystemSandboxPath: work\nSandbox:\n  Include: [lib]\n",
+        );
+        let mut req = req_in(t.path());
+        req.config = Some("cfg/o.yaml".into());
+        let p = load(&req).unwrap();
+        let base = t.path().canonicalize().unwrap().join("cfg");
+        assert_eq!(p.root, base.join("work"));
+        assert_eq!(p.includes, vec![base.join("lib")]);
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_their_line_and_other_sections_are_ignored() {
+        let t = tempfile::tempdir().unwrap();
+        let path = write(t.path(), "o.yaml", "Agents:\n  - Name: x\nSecurity:\n  FileSystemSandbox: /x\n");
+        let mut req = req_in(t.path());
+        req.config = Some(path);
+        match load(&req).unwrap_err() {
+            PolicyError::Syntax(d) => {
+                assert_eq!(d.line, Some(4), "{d}");
+                assert!(d.message.contains("FileSystemSandbox"), "{d}");
+            }
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn semantic_errors_are_collected_with_lines() {
+        let t = tempfile::tempdir().unwrap();
+        let path = write(
+            t.path(),
+            "o.yaml",
+            "Security:\n  ShellPolicy:\n    AllowMode: segmnts\n  HttpAllowedHosts:\n    - '*.com'\n    - '*'\nSandbox:\n  Timeout: soon\n",
+        );
+        let mut req = req_in(t.path());
+        req.config = Some(path);
+        let PolicyError::Invalid(diags) = load(&req).unwrap_err() else { panic!() };
+        let lines: Vec<_> = diags.iter().map(|d| d.line).collect();
+        assert!(lines.contains(&Some(3)), "{diags:?}");
+        assert!(lines.contains(&Some(5)), "{diags:?}");
+        assert!(lines.contains(&Some(6)), "{diags:?}");
+        assert!(lines.contains(&Some(8)), "{diags:?}");
+    }
+
+    #[test]
+    fn env_expansion_drops_empty_entries_and_fails_closed() {
+        let t = tempfile::tempdir().unwrap();
+        let path = write(t.path(), "o.yaml", "Security:\n  HttpAllowedHosts: [\"${NOPE_UNSET}\"]\n");
+        let mut req = req_in(t.path());
+        req.config = Some(path.clone());
+        let p = load(&req).unwrap();
+        assert_eq!(p.http.allowed, HostAllowlist::Only(vec![]));
+        assert_eq!(p.sandbox.network, NetMode::Proxy);
+        req.env.insert("NOPE_UNSET".into(), "Example.COM".into());
+        let p = load(&req).unwrap();
+        assert_eq!(p.http.allowed, HostAllowlist::Only(vec![HostPattern::Exact("example.com".into())]));
+    }
+
+    #[test]
+    fn host_patterns() {
+        assert!(parse_host_pattern("*.github.com").is_ok());
+        assert!(parse_host_pattern("*.com").is_err());
+        assert!(parse_host_pattern("*.co.uk").is_err());
+        assert!(parse_host_pattern("*").is_err());
+        assert!(parse_host_pattern("https://x.example").is_err());
+        assert!(parse_host_pattern("a.*.example").is_err());
+        assert_eq!(parse_host_pattern("127.0.0.1"), Ok(HostPattern::Exact("127.0.0.1".into())));
+        assert_eq!(parse_host_pattern("[::1]"), Ok(HostPattern::Exact("::1".into())));
+        let s = parse_host_pattern("*.example.com").unwrap();
+        assert!(s.matches("api.example.com"));
+        assert!(s.matches("a.b.example.com."));
+        assert!(!s.matches("example.com"));
+        assert!(!s.matches("badexample.com"));
+    }
+
+    #[test]
+    fn flags_add_to_lists_and_override_scalars() {
+        let t = tempfile::tempdir().unwrap();
+        let mut req = req_in(t.path());
+        req.flags.deny = vec!["secrets/**".into()];
+        req.flags.allow_host = vec!["api.github.com".into()];
+        req.flags.no_strict = true;
+        let p = load(&req).unwrap();
+        assert!(p.deny.match_exact(Path::new("secrets/a")).is_some());
+        assert!(p.deny.match_exact(Path::new(".env")).is_some());
+        assert_eq!(p.sandbox.network, NetMode::Proxy);
+        assert!(!p.sandbox.strict);
+    }
+
+    #[test]
+    fn credential_files_can_be_turned_off_but_env_cannot() {
+        let t = tempfile::tempdir().unwrap();
+        let path = write(t.path(), "o.yaml", "Security:\n  DenyCredentialFiles: false\n");
+        let mut req = req_in(t.path());
+        req.config = Some(path);
+        let p = load(&req).unwrap();
+        assert!(p.deny.match_exact(Path::new("id_rsa")).is_none());
+        assert!(p.deny.match_exact(Path::new(".env.local")).is_some());
+    }
+
+    #[test]
+    fn every_builtin_profile_loads() {
+        let t = tempfile::tempdir().unwrap();
+        for prof in profiles::PROFILES {
+            let mut req = req_in(t.path());
+            req.profile = Some(prof.name.into());
+            let p = load(&req).unwrap_or_else(|e| panic!("{}: {e}", prof.name));
+            assert!(p.warnings.is_empty(), "{}: {:?}", prof.name, p.warnings);
+        }
+    }
+}
