@@ -672,6 +672,7 @@ fn finish(mut acc: Accum, req: &LoadRequest, sources: Vec<String>) -> Result<Pol
         Some(entries) if entries.is_empty() => HostAllowlist::Unrestricted,
         Some(entries) => {
             let mut out = Vec::new();
+            let mut invalid = false;
             for (raw, place) in entries {
                 let expanded = expand_env(&raw, &req.env);
                 if expanded.trim().is_empty() {
@@ -685,10 +686,13 @@ fn finish(mut acc: Accum, req: &LoadRequest, sources: Vec<String>) -> Result<Pol
                 match parse_host_pattern(&expanded) {
                     Ok(p) if !out.contains(&p) => out.push(p),
                     Ok(_) => {}
-                    Err(msg) => diags.push(Diagnostic { message: msg, ..place }),
+                    Err(msg) => {
+                        invalid = true;
+                        diags.push(Diagnostic { message: msg, ..place })
+                    }
                 }
             }
-            if out.is_empty() {
+            if out.is_empty() && !invalid {
                 diags.push(Diagnostic {
                     severity: Severity::Warning,
                     file: None,
@@ -716,6 +720,7 @@ fn finish(mut acc: Accum, req: &LoadRequest, sources: Vec<String>) -> Result<Pol
         output_bytes: acc.output_bytes.unwrap_or(10 * 1024 * 1024),
     };
 
+    diags.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     let (errors, warnings): (Vec<_>, Vec<_>) = diags.into_iter().partition(|d| d.severity == Severity::Error);
     if !errors.is_empty() {
         let mut all = errors;
