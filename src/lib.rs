@@ -8,5 +8,7 @@ pub mod cli;
 pub mod error;
 pub mod guard;
 pub mod policy;
+pub mod sandbox;
+pub mod supervisor;
 
 pub use error::Error;

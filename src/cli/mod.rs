@@ -8,6 +8,7 @@
 mod args;
 mod check;
 mod explain;
+mod run;
 mod validate;
 
 use std::ffi::OsString;
@@ -109,7 +110,7 @@ fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Check { what } => check::run(common, what),
         Command::Validate => validate::run(common),
         Command::Explain { argv } => explain::run(common, &argv),
-        Command::Run { .. } => Err(Error::NotImplemented("run")),
+        Command::Run { argv } => run::run(common, argv),
         Command::Sh { .. } => Err(Error::NotImplemented("sh")),
         Command::Filter => Err(Error::NotImplemented("filter")),
         Command::Doctor => Err(Error::NotImplemented("doctor")),

@@ -50,6 +50,9 @@ pub struct GlobRule {
 pub struct GlobRules {
     rules: Vec<GlobRule>,
     set: GlobSet,
+    /// For each `P/**` rule, `P` itself: a directory matching it is covered as a whole.
+    dirs: GlobSet,
+    dir_rules: Vec<usize>,
 }
 
 /// A pattern that does not compile.
@@ -63,7 +66,7 @@ pub struct GlobError {
 
 impl Default for GlobRules {
     fn default() -> Self {
-        GlobRules { rules: Vec::new(), set: GlobSet::empty() }
+        GlobRules { rules: Vec::new(), set: GlobSet::empty(), dirs: GlobSet::empty(), dir_rules: Vec::new() }
     }
 }
 
@@ -71,19 +74,28 @@ impl GlobRules {
     /// Compiles `rules`; the first pattern that does not compile is the error.
     pub fn new(rules: Vec<GlobRule>) -> Result<Self, GlobError> {
         let mut builder = GlobSetBuilder::new();
-        for rule in &rules {
-            builder.add(compile(&rule.pattern).map_err(|e| GlobError {
-                pattern: rule.pattern.clone(),
-                origin: rule.origin.clone(),
-                reason: e.kind().to_string(),
-            })?);
+        let mut dirs = GlobSetBuilder::new();
+        let mut dir_rules = Vec::new();
+        let error = |rule: &GlobRule, e: globset::Error| GlobError {
+            pattern: rule.pattern.clone(),
+            origin: rule.origin.clone(),
+            reason: e.kind().to_string(),
+        };
+        for (i, rule) in rules.iter().enumerate() {
+            builder.add(compile(&rule.pattern).map_err(|e| error(rule, e))?);
+            if let Some(prefix) = rule.pattern.strip_suffix("/**").filter(|p| !p.is_empty()) {
+                dirs.add(compile(prefix).map_err(|e| error(rule, e))?);
+                dir_rules.push(i);
+            }
         }
-        let set = builder.build().map_err(|e| GlobError {
-            pattern: String::new(),
-            origin: Origin::Builtin("glob-set"),
-            reason: e.to_string(),
-        })?;
-        Ok(GlobRules { rules, set })
+        let build = |b: GlobSetBuilder| {
+            b.build().map_err(|e| GlobError {
+                pattern: String::new(),
+                origin: Origin::Builtin("glob-set"),
+                reason: e.to_string(),
+            })
+        };
+        Ok(GlobRules { rules, set: build(builder)?, dirs: build(dirs)?, dir_rules })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -97,6 +109,13 @@ impl GlobRules {
     /// The first rule matching `rel` itself (no ancestor walk).
     pub fn match_exact(&self, rel: &Path) -> Option<&GlobRule> {
         self.set.matches(rel).into_iter().min().map(|i| &self.rules[i])
+    }
+
+    /// The first rule that covers the directory `rel` as a whole: the rule matches `rel` itself,
+    /// or it is `P/**` and `P` matches `rel`.
+    pub fn covers_dir(&self, rel: &Path) -> Option<&GlobRule> {
+        self.match_exact(rel)
+            .or_else(|| self.dirs.matches(rel).into_iter().min().map(|i| &self.rules[self.dir_rules[i]]))
     }
 
     /// The first rule matching `rel` or one of its ancestors (closest ancestor last).
@@ -158,6 +177,15 @@ mod tests {
         assert!(r.match_covering(Path::new("infra/prod/deploy.sh")).is_some());
         assert!(r.match_covering(Path::new("infra/staging/deploy.sh")).is_none());
         assert!(r.match_covering(Path::new("secretsfile")).is_none());
+    }
+
+    #[test]
+    fn a_doublestar_suffix_covers_the_directory_itself() {
+        let r = rules(&["infra/prod/**", "**/.aws", "notes.txt"]);
+        assert!(r.covers_dir(Path::new("infra/prod")).is_some());
+        assert!(r.covers_dir(Path::new("home/u/.aws")).is_some());
+        assert!(r.covers_dir(Path::new("infra")).is_none());
+        assert!(r.match_exact(Path::new("infra/prod")).is_none());
     }
 
     #[test]

@@ -591,8 +591,11 @@ fn finish(mut acc: Accum, req: &LoadRequest, sources: Vec<String>) -> Result<Pol
         }
     }
     let mut system: Vec<PathBuf> = Vec::new();
+    let mut system_links = Vec::new();
     for raw in acc.system.iter().flatten() {
-        system.extend(resolve_system(raw, &mut diags));
+        let (paths, links) = resolve_system(raw, &mut diags);
+        system.extend(paths);
+        system_links.extend(links);
     }
     // `/bin` is often a link to `/usr/bin`: keep only outermost entries, in order.
     let outer: Vec<PathBuf> =
@@ -757,6 +760,7 @@ fn finish(mut acc: Accum, req: &LoadRequest, sources: Vec<String>) -> Result<Pol
         sandbox: SandboxPolicy {
             strict: acc.strict.unwrap_or(true),
             system,
+            system_links,
             writable,
             read_only: acc.read_only.unwrap_or(false),
             network,
@@ -818,13 +822,17 @@ fn resolve_dir(raw: &RawPath, diags: &mut Vec<Diagnostic>, what: &str) -> Option
     }
 }
 
+/// A resolved `System` entry: canonical paths, and the symlinks met on the way.
+type SystemEntry = (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>);
+
 /// Resolves a `System` entry: absolute only; a trailing `*` in the last component is expanded;
-/// entries that do not exist on this host are skipped.
-fn resolve_system(raw: &RawPath, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+/// entries that do not exist on this host are skipped; an entry that is itself a symlink is
+/// remembered with its target, so the child's view can show the same link.
+fn resolve_system(raw: &RawPath, diags: &mut Vec<Diagnostic>) -> SystemEntry {
     let text = raw.text.as_str();
     if !text.starts_with('/') {
         diags.push(place_diag(raw, format!("System entry '{text}' must be an absolute path")));
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let candidates: Vec<PathBuf> = match text.strip_suffix('*') {
         Some(prefix) => {
@@ -846,7 +854,12 @@ fn resolve_system(raw: &RawPath, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
         }
         None => vec![PathBuf::from(text)],
     };
-    candidates.into_iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect()
+    let links = candidates
+        .iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
+        .filter_map(|p| Some((p.clone(), std::fs::read_link(p).ok()?)))
+        .collect();
+    (candidates.into_iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect(), links)
 }
 
 fn expand_tilde(text: &str) -> String {

@@ -143,6 +143,9 @@ pub struct SandboxPolicy {
     pub strict: bool,
     /// Read+execute, never write; entries that do not exist on this host are left out.
     pub system: Vec<PathBuf>,
+    /// `System` entries that are symlinks on this host (`/bin` → `usr/bin`), as (link, target),
+    /// recreated in the child's view.
+    pub system_links: Vec<(PathBuf, PathBuf)>,
     /// Read+write besides the roots.
     pub writable: Vec<PathBuf>,
     /// The roots are mounted read-only (`readonly` profile).

@@ -1,0 +1,701 @@
+//! What the child does between `fork` and `exec`: apply a [`ChildPlan`] with raw system calls.
+//!
+//! The order is DESIGN.md's and it matters: a new session (no terminal injection) → join the
+//! call's cgroups → standard descriptors in place and every other inherited descriptor closed →
+//! resource limits → new mount, network and IPC namespaces → the filesystem view (built by
+//! [`MountOp`]s: a fresh root holding only what the policy grants, masks over protected files) →
+//! the working directory → capabilities dropped (bounding set, ambient, then all sets) →
+//! `no_new_privs` → Landlock → seccomp (last, so that nothing above is filtered) → `execve`.
+//!
+//! Nothing here allocates: every string, array and descriptor was prepared by the parent in the
+//! plan; the only writes are into slots the plan preallocated. A failing step is reported to the
+//! parent through the error pipe as `(stage, index, errno)` and the child exits with 125 — nothing
+//! ever runs weaker than planned.
+
+use std::ffi::{CStr, CString};
+use std::os::fd::RawFd;
+
+use super::sys::{Errno, SockFilter, Sys};
+
+/// Where in the sequence a step failed; sent to the parent with the op index and errno.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Stage {
+    Setsid = 1,
+    Cgroup = 2,
+    Stdio = 3,
+    CloseFds = 4,
+    Rlimit = 5,
+    Unshare = 6,
+    Setns = 7,
+    Loopback = 8,
+    Mount = 9,
+    Chdir = 10,
+    Securebits = 11,
+    CapBound = 12,
+    CapAmbient = 13,
+    Capset = 14,
+    NoNewPrivs = 15,
+    LandlockRule = 16,
+    Landlock = 17,
+    Seccomp = 18,
+    Signals = 19,
+    Exec = 20,
+    IdMap = 21,
+}
+
+impl Stage {
+    pub fn from_u32(v: u32) -> Option<Stage> {
+        use Stage::*;
+        [
+            Setsid,
+            Cgroup,
+            Stdio,
+            CloseFds,
+            Rlimit,
+            Unshare,
+            Setns,
+            Loopback,
+            Mount,
+            Chdir,
+            Securebits,
+            CapBound,
+            CapAmbient,
+            Capset,
+            NoNewPrivs,
+            LandlockRule,
+            Landlock,
+            Seccomp,
+            Signals,
+            Exec,
+            IdMap,
+        ]
+        .into_iter()
+        .find(|s| *s as u32 == v)
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stage::Setsid => "starting a new session",
+            Stage::Cgroup => "joining the call's cgroup",
+            Stage::Stdio => "setting up standard input/output",
+            Stage::CloseFds => "closing inherited descriptors",
+            Stage::Rlimit => "setting resource limits",
+            Stage::Unshare => "creating namespaces",
+            Stage::Setns => "entering the network namespace",
+            Stage::Loopback => "bringing up loopback",
+            Stage::Mount => "building the filesystem view",
+            Stage::Chdir => "entering the working directory",
+            Stage::Securebits => "locking securebits",
+            Stage::CapBound => "dropping the capability bounding set",
+            Stage::CapAmbient => "clearing ambient capabilities",
+            Stage::Capset => "dropping capabilities",
+            Stage::NoNewPrivs => "setting no_new_privs",
+            Stage::LandlockRule => "adding a Landlock rule",
+            Stage::Landlock => "enforcing Landlock",
+            Stage::Seccomp => "installing the seccomp filter",
+            Stage::Signals => "resetting signal dispositions",
+            Stage::Exec => "executing the program",
+            Stage::IdMap => "writing the user namespace's id maps",
+        }
+    }
+}
+
+/// A failed step: the stage, the index of the op within it, and the errno.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepError {
+    pub stage: Stage,
+    pub index: u32,
+    pub errno: Errno,
+}
+
+impl StepError {
+    /// The 12-byte record written to the error pipe.
+    pub fn encode(&self) -> [u8; 12] {
+        let mut out = [0u8; 12];
+        out[..4].copy_from_slice(&(self.stage as u32).to_le_bytes());
+        out[4..8].copy_from_slice(&self.index.to_le_bytes());
+        out[8..].copy_from_slice(&self.errno.0.to_le_bytes());
+        out
+    }
+
+    pub fn decode(buf: &[u8; 12]) -> Option<StepError> {
+        let word = |i: usize| [buf[i], buf[i + 1], buf[i + 2], buf[i + 3]];
+        Some(StepError {
+            stage: Stage::from_u32(u32::from_le_bytes(word(0)))?,
+            index: u32::from_le_bytes(word(4)),
+            errno: Errno(i32::from_le_bytes(word(8))),
+        })
+    }
+}
+
+/// One step of building the child's filesystem view. Paths are absolute in the child's view at
+/// the moment the step runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MountOp {
+    /// Stop mount events from propagating back to the host: `/` becomes recursively private.
+    MakePrivate,
+    /// Take a detached recursive copy of `src` into slot `slot` and set/clear mount attributes
+    /// on the copy (`MOUNT_ATTR_*`), before anything covers `src`.
+    Clone {
+        src: CString,
+        slot: usize,
+        set: u64,
+        clear: u64,
+    },
+    /// Mount a fresh filesystem without a device (tmpfs, a private devpts instance).
+    Fs {
+        fstype: CString,
+        target: CString,
+        flags: u64,
+        options: CString,
+    },
+    /// Create a directory (an existing one is fine).
+    Mkdir {
+        path: CString,
+        mode: u32,
+    },
+    /// Create an empty file to mount over (an existing one is fine).
+    Touch {
+        path: CString,
+        mode: u32,
+    },
+    Symlink {
+        target: CString,
+        link: CString,
+    },
+    Chmod {
+        path: CString,
+        mode: u32,
+    },
+    /// Attach the copy in `slot` at `target`.
+    Attach {
+        slot: usize,
+        target: CString,
+    },
+    /// A plain (non-recursive) bind mount: masks and pinned ancestors.
+    Bind {
+        src: CString,
+        target: CString,
+    },
+    /// Make one mount read-only, nosuid, nodev (not its children).
+    SetReadOnly {
+        target: CString,
+    },
+    /// Detach a mount (the mask staging area).
+    Umount {
+        target: CString,
+    },
+    Rmdir {
+        path: CString,
+    },
+    /// Make `new_root` the root of this mount namespace and drop the old root entirely.
+    PivotRoot {
+        new_root: CString,
+    },
+}
+
+/// A rule the child adds to the Landlock ruleset itself, for directories that only exist in its
+/// own view (the private tmpfs mounts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildLandlockRule {
+    pub path: CString,
+    pub access: u64,
+}
+
+/// Everything the child needs, prepared by the parent. See the module documentation for the
+/// order in which [`apply`] uses it.
+#[derive(Debug)]
+pub struct ChildPlan {
+    /// Descriptors for 0, 1 and 2 (`None`: keep the inherited one).
+    pub stdio: [Option<RawFd>; 3],
+    /// The write end of the error pipe (close-on-exec).
+    pub error_fd: RawFd,
+    /// Descriptors that must survive the close-everything step, sorted ascending.
+    pub keep_fds: Vec<RawFd>,
+    /// `tasks` files (cgroup v1 controllers) the child joins by writing `0`.
+    pub cgroup_procs: Vec<RawFd>,
+    /// `(resource, soft, hard)`.
+    pub rlimits: Vec<(u32, u64, u64)>,
+    /// `CLONE_NEW*` flags for `unshare`.
+    pub unshare_flags: i32,
+    /// Files written right after `unshare` when it created a user namespace: `setgroups`,
+    /// `uid_map`, `gid_map`, each (path, content).
+    pub id_maps: Vec<(CString, Vec<u8>)>,
+    /// A network namespace prepared by the parent to enter instead of creating one.
+    pub netns_fd: Option<RawFd>,
+    /// Bring `lo` up (after creating a fresh network namespace).
+    pub loopback_up: bool,
+    pub mount_ops: Vec<MountOp>,
+    /// Descriptor slots filled by [`MountOp::Clone`].
+    pub slots: Vec<RawFd>,
+    pub cwd: CString,
+    /// Highest capability number of this kernel (`/proc/sys/kernel/cap_last_cap`).
+    pub cap_last: u32,
+    /// Drop capabilities, set securebits (skipped only with `--yolo`).
+    pub drop_caps: bool,
+    pub no_new_privs: bool,
+    pub landlock_fd: Option<RawFd>,
+    pub landlock_child_rules: Vec<ChildLandlockRule>,
+    pub seccomp: Vec<Vec<SockFilter>>,
+    pub program: CString,
+    pub argv: Vec<CString>,
+    pub envp: Vec<CString>,
+    /// NULL-terminated pointer arrays into `argv` / `envp`, built by [`ChildPlan::seal`].
+    pub argv_ptrs: Vec<*const libc::c_char>,
+    pub envp_ptrs: Vec<*const libc::c_char>,
+}
+
+impl ChildPlan {
+    /// Builds the pointer arrays `execve` takes. Call once, in the parent, after the last change
+    /// to `argv`/`envp` and before forking.
+    pub fn seal(&mut self) {
+        self.argv_ptrs =
+            self.argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+        self.envp_ptrs =
+            self.envp.iter().map(|e| e.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+        self.keep_fds.sort_unstable();
+        self.keep_fds.dedup();
+    }
+}
+
+/// Securebits: root gains no capabilities from exec or setuid, ambient raising is off, and all of
+/// that is locked.
+const SECUREBITS: u64 = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 6) | (1 << 7);
+const PR_CAP_AMBIENT: i32 = 47;
+const PR_CAP_AMBIENT_CLEAR_ALL: u64 = 4;
+const O_PATH_CLOEXEC: i32 = libc::O_PATH | libc::O_CLOEXEC;
+
+fn at(stage: Stage, index: usize) -> impl Fn(Errno) -> StepError {
+    move |errno| StepError { stage, index: index as u32, errno }
+}
+
+fn tolerate_exists(r: Result<(), Errno>) -> Result<(), Errno> {
+    match r {
+        Err(Errno(libc::EEXIST)) => Ok(()),
+        other => other,
+    }
+}
+
+/// Runs the plan and never returns: it `exec`s the program or exits with 125 after reporting
+/// the failed step on the error pipe.
+pub fn run<S: Sys>(sys: &S, plan: &mut ChildPlan) -> ! {
+    let err = match apply(sys, plan) {
+        Ok(()) => {
+            let errno = sys.execve(&plan.program, &plan.argv_ptrs, &plan.envp_ptrs);
+            StepError { stage: Stage::Exec, index: 0, errno }
+        }
+        Err(e) => e,
+    };
+    let _ = sys.write(plan.error_fd, &err.encode());
+    sys.exit(125)
+}
+
+/// Applies everything up to (not including) `execve`.
+pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan) -> Result<(), StepError> {
+    sys.setsid().map_err(at(Stage::Setsid, 0))?;
+    for (i, fd) in plan.cgroup_procs.iter().enumerate() {
+        sys.write(*fd, b"0").map_err(at(Stage::Cgroup, i))?;
+    }
+    for (target, fd) in plan.stdio.iter().enumerate() {
+        if let Some(fd) = fd {
+            sys.dup2(*fd, target as RawFd).map_err(at(Stage::Stdio, target))?;
+        }
+    }
+    close_inherited(sys, &plan.keep_fds)?;
+    for (i, (res, soft, hard)) in plan.rlimits.iter().enumerate() {
+        sys.setrlimit(*res, *soft, *hard).map_err(at(Stage::Rlimit, i))?;
+    }
+    if plan.unshare_flags != 0 {
+        sys.unshare(plan.unshare_flags).map_err(at(Stage::Unshare, 0))?;
+    }
+    for (i, (path, content)) in plan.id_maps.iter().enumerate() {
+        let fd = sys.open(path, libc::O_WRONLY | libc::O_CLOEXEC, 0).map_err(at(Stage::IdMap, i))?;
+        let written = sys.write(fd, content);
+        let _ = sys.close(fd);
+        written.map_err(at(Stage::IdMap, i))?;
+    }
+    if let Some(fd) = plan.netns_fd {
+        sys.setns(fd, libc::CLONE_NEWNET).map_err(at(Stage::Setns, 0))?;
+    }
+    if plan.loopback_up {
+        sys.loopback_up().map_err(at(Stage::Loopback, 0))?;
+    }
+    for i in 0..plan.mount_ops.len() {
+        mount_op(sys, plan, i).map_err(at(Stage::Mount, i))?;
+    }
+    sys.chdir(&plan.cwd).map_err(at(Stage::Chdir, 0))?;
+    if plan.drop_caps {
+        drop_capabilities(sys, plan.cap_last)?;
+    }
+    if plan.no_new_privs {
+        sys.prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0).map_err(at(Stage::NoNewPrivs, 0))?;
+    }
+    if let Some(ruleset) = plan.landlock_fd {
+        for (i, rule) in plan.landlock_child_rules.iter().enumerate() {
+            let dir = sys.open(&rule.path, O_PATH_CLOEXEC, 0).map_err(at(Stage::LandlockRule, i))?;
+            let added = sys.landlock_add_path_rule(ruleset, dir, rule.access);
+            let _ = sys.close(dir);
+            added.map_err(at(Stage::LandlockRule, i))?;
+        }
+        sys.landlock_restrict_self(ruleset).map_err(at(Stage::Landlock, 0))?;
+    }
+    sys.reset_signals().map_err(at(Stage::Signals, 0))?;
+    for (i, program) in plan.seccomp.iter().enumerate() {
+        sys.seccomp_install(program).map_err(at(Stage::Seccomp, i))?;
+    }
+    Ok(())
+}
+
+/// Closes every descriptor above 2 except `keep` (sorted), with one `close_range` per gap.
+fn close_inherited<S: Sys>(sys: &S, keep: &[RawFd]) -> Result<(), StepError> {
+    let mut next: u32 = 3;
+    for (i, fd) in keep.iter().enumerate() {
+        let fd = *fd as u32;
+        if fd < next {
+            continue;
+        }
+        if fd > next {
+            sys.close_range(next, fd - 1).map_err(at(Stage::CloseFds, i))?;
+        }
+        next = fd + 1;
+    }
+    sys.close_range(next, u32::MAX).map_err(at(Stage::CloseFds, keep.len()))
+}
+
+fn drop_capabilities<S: Sys>(sys: &S, cap_last: u32) -> Result<(), StepError> {
+    sys.prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0).map_err(at(Stage::Securebits, 0))?;
+    for cap in 0..=cap_last {
+        sys.prctl(libc::PR_CAPBSET_DROP, u64::from(cap), 0).map_err(at(Stage::CapBound, cap as usize))?;
+    }
+    sys.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0).map_err(at(Stage::CapAmbient, 0))?;
+    sys.capset_zero().map_err(at(Stage::Capset, 0))
+}
+
+fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan, i: usize) -> Result<(), Errno> {
+    const CLONE_FLAGS: u32 = libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC | libc::AT_RECURSIVE as u32;
+    let Some(op) = plan.mount_ops.get(i) else { return Ok(()) };
+    match op {
+        MountOp::MakePrivate => sys.mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None),
+        MountOp::Clone { src, slot, set, clear } => {
+            let fd = sys.open_tree(src, CLONE_FLAGS)?;
+            if let Some(s) = plan.slots.get_mut(*slot) {
+                *s = fd;
+            }
+            if *set != 0 || *clear != 0 {
+                sys.mount_setattr_fd(fd, true, *set, *clear)?;
+            }
+            Ok(())
+        }
+        MountOp::Fs { fstype, target, flags, options } => {
+            sys.mount(Some(fstype), target, Some(fstype), *flags, Some(options))
+        }
+        MountOp::Mkdir { path, mode } => tolerate_exists(sys.mkdir(path, *mode)),
+        MountOp::Touch { path, mode } => {
+            let fd = sys.open(path, libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, *mode)?;
+            sys.close(fd)
+        }
+        MountOp::Symlink { target, link } => tolerate_exists(sys.symlink(target, link)),
+        MountOp::Chmod { path, mode } => sys.chmod(path, *mode),
+        MountOp::Attach { slot, target } => {
+            let fd = plan.slots.get(*slot).copied().unwrap_or(-1);
+            let attached = sys.move_mount_fd(fd, target);
+            let _ = sys.close(fd);
+            attached
+        }
+        MountOp::Bind { src, target } => sys.mount(Some(src), target, None, libc::MS_BIND, None),
+        MountOp::SetReadOnly { target } => sys.mount(
+            None,
+            target,
+            None,
+            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+            None,
+        ),
+        MountOp::Umount { target } => sys.umount2(target, libc::MNT_DETACH),
+        MountOp::Rmdir { path } => sys.rmdir(path),
+        MountOp::PivotRoot { new_root } => {
+            sys.chdir(new_root)?;
+            sys.pivot_root(c".", c".")?;
+            sys.umount2(c".", libc::MNT_DETACH)?;
+            sys.chdir(c"/")
+        }
+    }
+}
+
+/// Turns a step error back into words, naming the path of a mount op.
+pub fn describe(plan_ops: &[MountOp], err: &StepError) -> String {
+    let what = match (err.stage, plan_ops.get(err.index as usize)) {
+        (Stage::Mount, Some(op)) => format!("{} ({})", err.stage.describe(), describe_op(op)),
+        (stage, _) => stage.describe().to_string(),
+    };
+    format!("{what}: {}", err.errno)
+}
+
+fn show(c: &CStr) -> String {
+    c.to_string_lossy().into_owned()
+}
+
+fn describe_op(op: &MountOp) -> String {
+    match op {
+        MountOp::MakePrivate => "making / private".into(),
+        MountOp::Clone { src, .. } => format!("copying mount of '{}'", show(src)),
+        MountOp::Fs { fstype, target, .. } => format!("{} on '{}'", show(fstype), show(target)),
+        MountOp::Mkdir { path, .. } => format!("mkdir '{}'", show(path)),
+        MountOp::Touch { path, .. } => format!("creating mount point '{}'", show(path)),
+        MountOp::Symlink { link, .. } => format!("symlink '{}'", show(link)),
+        MountOp::Chmod { path, .. } => format!("chmod '{}'", show(path)),
+        MountOp::Attach { target, .. } => format!("attaching at '{}'", show(target)),
+        MountOp::Bind { src, target } => format!("bind '{}' over '{}'", show(src), show(target)),
+        MountOp::SetReadOnly { target } => format!("read-only '{}'", show(target)),
+        MountOp::Umount { target } => format!("unmounting '{}'", show(target)),
+        MountOp::Rmdir { path } => format!("rmdir '{}'", show(path)),
+        MountOp::PivotRoot { new_root } => format!("pivot_root to '{}'", show(new_root)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// Records every call by name; fails the call whose name is `fail_at`.
+    #[derive(Default)]
+    struct Recorder {
+        calls: RefCell<Vec<String>>,
+        fail_at: Option<&'static str>,
+        next_fd: RefCell<RawFd>,
+    }
+
+    impl Recorder {
+        fn rec(&self, name: &str) -> Result<(), Errno> {
+            self.calls.borrow_mut().push(name.to_string());
+            if self.fail_at == Some(name) {
+                Err(Errno(libc::EPERM))
+            } else {
+                Ok(())
+            }
+        }
+        fn fd(&self) -> RawFd {
+            let mut n = self.next_fd.borrow_mut();
+            *n += 1;
+            100 + *n
+        }
+    }
+
+    impl Sys for Recorder {
+        fn setsid(&self) -> Result<(), Errno> {
+            self.rec("setsid")
+        }
+        fn write(&self, _: RawFd, buf: &[u8]) -> Result<usize, Errno> {
+            self.rec("write").map(|_| buf.len())
+        }
+        fn read(&self, _: RawFd, _: &mut [u8]) -> Result<usize, Errno> {
+            self.rec("read").map(|_| 1)
+        }
+        fn dup2(&self, _: RawFd, _: RawFd) -> Result<(), Errno> {
+            self.rec("dup2")
+        }
+        fn close(&self, _: RawFd) -> Result<(), Errno> {
+            self.rec("close")
+        }
+        fn close_range(&self, a: u32, b: u32) -> Result<(), Errno> {
+            self.rec(&format!("close_range {a}-{b}"))
+        }
+        fn unshare(&self, _: i32) -> Result<(), Errno> {
+            self.rec("unshare")
+        }
+        fn setns(&self, _: RawFd, _: i32) -> Result<(), Errno> {
+            self.rec("setns")
+        }
+        fn open(&self, _: &CStr, _: i32, _: u32) -> Result<RawFd, Errno> {
+            self.rec("open").map(|_| self.fd())
+        }
+        fn mount(
+            &self,
+            _: Option<&CStr>,
+            t: &CStr,
+            _: Option<&CStr>,
+            _: u64,
+            _: Option<&CStr>,
+        ) -> Result<(), Errno> {
+            self.rec(&format!("mount {}", t.to_string_lossy()))
+        }
+        fn umount2(&self, _: &CStr, _: i32) -> Result<(), Errno> {
+            self.rec("umount2")
+        }
+        fn open_tree(&self, _: &CStr, _: u32) -> Result<RawFd, Errno> {
+            self.rec("open_tree").map(|_| self.fd())
+        }
+        fn mount_setattr_fd(&self, _: RawFd, _: bool, _: u64, _: u64) -> Result<(), Errno> {
+            self.rec("mount_setattr")
+        }
+        fn move_mount_fd(&self, fd: RawFd, t: &CStr) -> Result<(), Errno> {
+            self.rec(&format!("move_mount {fd} {}", t.to_string_lossy()))
+        }
+        fn mkdir(&self, _: &CStr, _: u32) -> Result<(), Errno> {
+            self.rec("mkdir").and(Err(Errno(libc::EEXIST)))
+        }
+        fn symlink(&self, _: &CStr, _: &CStr) -> Result<(), Errno> {
+            self.rec("symlink")
+        }
+        fn chmod(&self, _: &CStr, _: u32) -> Result<(), Errno> {
+            self.rec("chmod")
+        }
+        fn unlink(&self, _: &CStr) -> Result<(), Errno> {
+            self.rec("unlink")
+        }
+        fn rmdir(&self, _: &CStr) -> Result<(), Errno> {
+            self.rec("rmdir")
+        }
+        fn chdir(&self, p: &CStr) -> Result<(), Errno> {
+            self.rec(&format!("chdir {}", p.to_string_lossy()))
+        }
+        fn pivot_root(&self, _: &CStr, _: &CStr) -> Result<(), Errno> {
+            self.rec("pivot_root")
+        }
+        fn loopback_up(&self) -> Result<(), Errno> {
+            self.rec("loopback_up")
+        }
+        fn prctl(&self, op: i32, _: u64, _: u64) -> Result<(), Errno> {
+            let name = match op {
+                libc::PR_SET_SECUREBITS => "securebits",
+                libc::PR_CAPBSET_DROP => "capbset_drop",
+                PR_CAP_AMBIENT => "ambient_clear",
+                libc::PR_SET_NO_NEW_PRIVS => "no_new_privs",
+                _ => "prctl?",
+            };
+            self.rec(name)
+        }
+        fn capset_zero(&self) -> Result<(), Errno> {
+            self.rec("capset")
+        }
+        fn setrlimit(&self, _: u32, _: u64, _: u64) -> Result<(), Errno> {
+            self.rec("setrlimit")
+        }
+        fn landlock_add_path_rule(&self, _: RawFd, _: RawFd, _: u64) -> Result<(), Errno> {
+            self.rec("landlock_add_rule")
+        }
+        fn landlock_restrict_self(&self, _: RawFd) -> Result<(), Errno> {
+            self.rec("landlock_restrict_self")
+        }
+        fn seccomp_install(&self, _: &[SockFilter]) -> Result<(), Errno> {
+            self.rec("seccomp")
+        }
+        fn reset_signals(&self) -> Result<(), Errno> {
+            self.rec("reset_signals")
+        }
+        fn execve(&self, _: &CStr, _: &[*const libc::c_char], _: &[*const libc::c_char]) -> Errno {
+            let _ = self.rec("execve");
+            Errno(libc::ENOENT)
+        }
+        fn exit(&self, _: i32) -> ! {
+            panic!("exit")
+        }
+    }
+
+    fn c(s: &str) -> CString {
+        CString::new(s).unwrap()
+    }
+
+    fn plan() -> ChildPlan {
+        let mut p = ChildPlan {
+            stdio: [None, Some(10), Some(11)],
+            error_fd: 7,
+            keep_fds: vec![9, 7],
+            cgroup_procs: vec![8],
+            rlimits: vec![(libc::RLIMIT_NOFILE, 64, 64)],
+            unshare_flags: libc::CLONE_NEWNS | libc::CLONE_NEWNET,
+            id_maps: vec![],
+            netns_fd: None,
+            loopback_up: true,
+            mount_ops: vec![
+                MountOp::MakePrivate,
+                MountOp::Clone { src: c("/usr"), slot: 0, set: 1, clear: 0 },
+                MountOp::Fs { fstype: c("tmpfs"), target: c("/tmp"), flags: 0, options: c("mode=0755") },
+                MountOp::Mkdir { path: c("/tmp/usr"), mode: 0o755 },
+                MountOp::Attach { slot: 0, target: c("/tmp/usr") },
+                MountOp::PivotRoot { new_root: c("/tmp") },
+            ],
+            slots: vec![-1],
+            cwd: c("/work"),
+            cap_last: 2,
+            drop_caps: true,
+            no_new_privs: true,
+            landlock_fd: Some(9),
+            landlock_child_rules: vec![ChildLandlockRule { path: c("/tmp"), access: 3 }],
+            seccomp: vec![vec![], vec![]],
+            program: c("/bin/true"),
+            argv: vec![c("true")],
+            envp: vec![c("PATH=/usr/bin")],
+            argv_ptrs: vec![],
+            envp_ptrs: vec![],
+        };
+        p.seal();
+        p
+    }
+
+    #[test]
+    fn steps_run_in_the_designed_order() {
+        let rec = Recorder::default();
+        let mut p = plan();
+        apply(&rec, &mut p).unwrap();
+        let calls = rec.calls.into_inner();
+        let pos =
+            |name: &str| calls.iter().position(|c| c == name).unwrap_or_else(|| panic!("{name}: {calls:?}"));
+        let order = [
+            "setsid",
+            "write",
+            "dup2",
+            "close_range 3-6",
+            "setrlimit",
+            "unshare",
+            "loopback_up",
+            "mount /",
+            "open_tree",
+            "mount /tmp",
+            "move_mount 101 /tmp/usr",
+            "pivot_root",
+            "chdir /work",
+            "securebits",
+            "capbset_drop",
+            "ambient_clear",
+            "capset",
+            "no_new_privs",
+            "landlock_add_rule",
+            "landlock_restrict_self",
+            "reset_signals",
+            "seccomp",
+        ];
+        for pair in order.windows(2) {
+            assert!(pos(pair[0]) < pos(pair[1]), "{} before {}: {calls:?}", pair[0], pair[1]);
+        }
+        assert!(calls.contains(&"close_range 8-8".to_string()), "{calls:?}");
+        assert!(calls.contains(&"close_range 10-4294967295".to_string()), "{calls:?}");
+        assert_eq!(calls.iter().filter(|c| *c == "capbset_drop").count(), 3);
+        assert_eq!(calls.iter().filter(|c| *c == "seccomp").count(), 2);
+        assert_eq!(calls.last().unwrap(), "seccomp", "seccomp must be the last step before exec");
+    }
+
+    #[test]
+    fn a_failing_step_stops_everything_after_it() {
+        let rec = Recorder { fail_at: Some("landlock_restrict_self"), ..Default::default() };
+        let mut p = plan();
+        let err = apply(&rec, &mut p).unwrap_err();
+        assert_eq!(err.stage, Stage::Landlock);
+        let calls = rec.calls.into_inner();
+        assert!(!calls.iter().any(|c| c == "seccomp" || c == "execve"), "{calls:?}");
+        assert_eq!(StepError::decode(&err.encode()), Some(err));
+    }
+
+    #[test]
+    fn mount_failures_name_their_path() {
+        let rec = Recorder { fail_at: Some("move_mount 101 /tmp/usr"), ..Default::default() };
+        let mut p = plan();
+        let err = apply(&rec, &mut p).unwrap_err();
+        assert_eq!((err.stage, err.index), (Stage::Mount, 4));
+        assert_eq!(
+            describe(&p.mount_ops, &err),
+            "building the filesystem view (attaching at '/tmp/usr'): Operation not permitted (os error 1)"
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! The Landlock ruleset: what the child may read, write and execute, which TCP ports it may
+//! connect to, and the scopes that keep it from signalling or reaching abstract sockets outside.
+//!
+//! [`LandlockPlan`] is the description (printed by `explain`); [`create`] turns it into a ruleset
+//! descriptor in the parent with the `landlock` crate, at exactly the planned ABI (hard
+//! requirement: nothing is silently dropped). The child adds its few own rules (the private tmpfs
+//! mounts exist only in its view) and calls `landlock_restrict_self` on that descriptor.
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+use landlock::{
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+};
+
+/// A class of access, mapped to rights for a given ABI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// Read files, list directories, execute (`System`).
+    ReadExec,
+    /// Read files and list directories (`/proc`).
+    Read,
+    /// Everything but creating device nodes (roots, writable directories, private tmpfs).
+    ReadWrite,
+    /// Read and write an existing device (`/dev/null`, terminals).
+    Device,
+}
+
+impl Grant {
+    pub fn rights(self, abi: ABI) -> BitFlags<AccessFs> {
+        match self {
+            Grant::ReadExec => AccessFs::from_read(abi),
+            Grant::Read => AccessFs::ReadFile | AccessFs::ReadDir,
+            Grant::ReadWrite => AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock),
+            Grant::Device => {
+                (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev)
+                    & AccessFs::from_all(abi)
+            }
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Grant::ReadExec => "read+exec",
+            Grant::Read => "read",
+            Grant::ReadWrite => "read+write",
+            Grant::Device => "device read+write",
+        }
+    }
+}
+
+/// One path rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRule {
+    pub path: PathBuf,
+    pub grant: Grant,
+}
+
+/// The ruleset to build.
+#[derive(Debug, Clone)]
+pub struct LandlockPlan {
+    /// The ABI the ruleset is built for (the kernel's, or lower when pinned).
+    pub abi: i32,
+    /// Rules on host paths, added by the parent.
+    pub rules: Vec<PathRule>,
+    /// Rules on paths that exist only in the child's view, added by the child.
+    pub child_rules: Vec<PathRule>,
+    /// TCP ports the child may connect to (ABI 4); every other connect and bind is refused.
+    pub tcp_connect: Vec<u16>,
+}
+
+impl LandlockPlan {
+    pub fn handles_tcp(&self) -> bool {
+        self.abi >= 4
+    }
+
+    pub fn scoped(&self) -> bool {
+        self.abi >= 6
+    }
+
+    /// Raw access bits of a grant at this plan's ABI (for the child's own rules).
+    pub fn bits(&self, grant: Grant) -> u64 {
+        grant.rights(ABI::from(self.abi)).bits()
+    }
+}
+
+/// Why the ruleset could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum LandlockError {
+    #[error("cannot open '{}' for a Landlock rule: {source}", path.display())]
+    Path { path: PathBuf, source: landlock::PathFdError },
+    #[error("cannot build the Landlock ruleset (ABI {abi}): {source}")]
+    Ruleset { abi: i32, source: landlock::RulesetError },
+    #[error("the Landlock ruleset has no descriptor (Landlock is not enforced by this kernel)")]
+    NoDescriptor,
+}
+
+/// Creates the ruleset in the parent and returns its descriptor.
+pub fn create(plan: &LandlockPlan) -> Result<OwnedFd, LandlockError> {
+    let abi = ABI::from(plan.abi);
+    let err = |source| LandlockError::Ruleset { abi: plan.abi, source };
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(err)?;
+    if plan.handles_tcp() {
+        ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(err)?;
+    }
+    if plan.scoped() {
+        ruleset = ruleset.scope(Scope::from_all(abi)).map_err(err)?;
+    }
+    let mut created = ruleset.create().map_err(err)?;
+    for rule in &plan.rules {
+        let fd = PathFd::new(&rule.path)
+            .map_err(|source| LandlockError::Path { path: rule.path.clone(), source })?;
+        let is_dir = std::fs::metadata(&rule.path).map(|m| m.is_dir()).unwrap_or(false);
+        let mut rights = rule.grant.rights(abi);
+        if !is_dir {
+            rights &= AccessFs::from_file(abi);
+        }
+        created = created.add_rule(PathBeneath::new(fd, rights)).map_err(err)?;
+    }
+    if plan.handles_tcp() {
+        for port in &plan.tcp_connect {
+            created = created.add_rule(NetPort::new(*port, AccessNet::ConnectTcp)).map_err(err)?;
+        }
+    }
+    Option::<OwnedFd>::from(created).ok_or(LandlockError::NoDescriptor)
+}

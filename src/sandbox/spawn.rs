@@ -1,0 +1,200 @@
+//! Turns a [`SandboxPlan`] into a running child.
+//!
+//! Order: build the kernel objects in the parent (the Landlock ruleset descriptor, the seccomp
+//! programs, the error pipe) → assemble the [`ChildPlan`] (every `CString` and pointer array) →
+//! `clone3` (straight into the call's cgroup v2 leaf) → the child runs [`child::run`] → the parent
+//! closes its copy of the pipe's write end and reads it: end-of-file means the `execve` succeeded
+//! (the pipe is close-on-exec); a 12-byte record names the step that failed, and the child is
+//! reaped. Either way `spawn` returns only once the child has become the program or is gone.
+
+use std::ffi::CString;
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+
+use super::cgroup::CallCgroup;
+use super::child::{self, ChildLandlockRule, ChildPlan, Stage, StepError};
+use super::landlock::{self, LandlockError};
+use super::plan::{NetPlan, SandboxPlan};
+use super::seccomp::{self, SeccompError};
+use super::sys::{self, Forked, RealSys};
+
+/// The descriptors the child gets as 0, 1 and 2 (`None`: inherit hullward's own).
+#[derive(Debug, Clone, Copy)]
+pub struct Stdio {
+    pub stdin: Option<RawFd>,
+    pub stdout: Option<RawFd>,
+    pub stderr: Option<RawFd>,
+}
+
+/// A running child.
+#[derive(Debug)]
+pub struct Spawned {
+    pub pid: libc::pid_t,
+    pub pidfd: OwnedFd,
+}
+
+/// Why the child could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("{0}")]
+    Landlock(#[from] LandlockError),
+    #[error("{0}")]
+    Seccomp(#[from] SeccompError),
+    #[error("{what}: {source}")]
+    Io { what: &'static str, source: std::io::Error },
+    #[error("argument contains a NUL byte: {0:?}")]
+    Nul(String),
+    /// The kernel refused to create a namespace or a mount: strict mode cannot be honoured.
+    #[error("the kernel refused to build the sandbox ({0}); strict mode does not run without it")]
+    KernelRefused(String),
+    /// Setting up the child failed for another reason.
+    #[error("sandbox setup failed while {0}")]
+    Setup(String),
+    #[error("{program}: {errno} (inside the sandbox)")]
+    Exec { program: String, errno: sys::Errno },
+}
+
+impl SpawnError {
+    /// The exit code the contract gives this failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            SpawnError::KernelRefused(_) => crate::error::code::STRICT_REFUSED,
+            SpawnError::Exec { errno, .. } if errno.0 == libc::ENOENT => 127,
+            SpawnError::Exec { .. } => 126,
+            SpawnError::Nul(_) => crate::error::code::USAGE,
+            _ => crate::error::code::INTERNAL,
+        }
+    }
+}
+
+fn cstr(bytes: &[u8]) -> Result<CString, SpawnError> {
+    CString::new(bytes).map_err(|_| SpawnError::Nul(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+/// Starts the planned child. `netns` is a prepared network namespace to enter (proxy mode).
+pub fn spawn(
+    plan: &SandboxPlan,
+    stdio: Stdio,
+    cgroup: Option<&CallCgroup>,
+    netns: Option<RawFd>,
+) -> Result<Spawned, SpawnError> {
+    let ruleset = plan.landlock.as_ref().map(landlock::create).transpose()?;
+    let filters = plan.seccomp.map(seccomp::programs).transpose()?.unwrap_or_default();
+    let (err_read, err_write) =
+        sys::pipe_cloexec().map_err(|source| SpawnError::Io { what: "error pipe", source })?;
+
+    let mut keep = vec![err_write.as_raw_fd()];
+    keep.extend(ruleset.as_ref().map(AsRawFd::as_raw_fd));
+    keep.extend(netns);
+    let cgroup_procs = cgroup.map(CallCgroup::join_fds).unwrap_or_default();
+    keep.extend(&cgroup_procs);
+
+    let mut unshare_flags = 0;
+    let mut id_maps = Vec::new();
+    if plan.mount_ns {
+        unshare_flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
+    }
+    if plan.user_ns {
+        unshare_flags |= libc::CLONE_NEWUSER;
+        let (uid, gid) = (sys::geteuid(), sys::getegid());
+        id_maps.push((cstr(b"/proc/self/setgroups")?, b"deny".to_vec()));
+        id_maps.push((cstr(b"/proc/self/uid_map")?, format!("{uid} {uid} 1").into_bytes()));
+        id_maps.push((cstr(b"/proc/self/gid_map")?, format!("{gid} {gid} 1").into_bytes()));
+    }
+    if plan.net == NetPlan::Isolated || (matches!(plan.net, NetPlan::Proxy { .. }) && netns.is_none()) {
+        unshare_flags |= libc::CLONE_NEWNET;
+    }
+    let (mount_ops, slots) = match &plan.mounts {
+        Some(v) => (v.ops.clone(), vec![-1; v.slots]),
+        None => (Vec::new(), Vec::new()),
+    };
+    let landlock_child_rules = match &plan.landlock {
+        Some(l) => l
+            .child_rules
+            .iter()
+            .map(|r| {
+                Ok(ChildLandlockRule { path: cstr(r.path.as_os_str().as_bytes())?, access: l.bits(r.grant) })
+            })
+            .collect::<Result<Vec<_>, SpawnError>>()?,
+        None => Vec::new(),
+    };
+    let mut child_plan = ChildPlan {
+        stdio: [stdio.stdin, stdio.stdout, stdio.stderr],
+        error_fd: err_write.as_raw_fd(),
+        keep_fds: keep,
+        cgroup_procs,
+        rlimits: plan.rlimits.clone(),
+        unshare_flags,
+        id_maps,
+        netns_fd: netns,
+        loopback_up: unshare_flags & libc::CLONE_NEWNET != 0,
+        mount_ops,
+        slots,
+        cwd: cstr(plan.cwd.as_os_str().as_bytes())?,
+        cap_last: plan.kernel.cap_last,
+        drop_caps: plan.drop_caps,
+        no_new_privs: !plan.yolo,
+        landlock_fd: ruleset.as_ref().map(AsRawFd::as_raw_fd),
+        landlock_child_rules,
+        seccomp: filters,
+        program: cstr(plan.program.as_os_str().as_bytes())?,
+        argv: plan.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<_, _>>()?,
+        envp: plan
+            .env
+            .vars
+            .iter()
+            .map(|(k, v)| cstr(format!("{k}={v}").as_bytes()))
+            .collect::<Result<_, _>>()?,
+        argv_ptrs: Vec::new(),
+        envp_ptrs: Vec::new(),
+    };
+    child_plan.seal();
+
+    // SAFETY: in the child branch only `child::run` executes, which makes raw system calls on the
+    // prepared plan and never allocates, locks or returns (it execs or `_exit`s).
+    let forked = unsafe { sys::clone3(cgroup.and_then(CallCgroup::clone_into)) }
+        .map_err(|source| SpawnError::Io { what: "clone3", source })?;
+    let (pid, pidfd) = match forked {
+        Forked::Child => child::run(&RealSys, &mut child_plan),
+        Forked::Parent { pid, pidfd } => (pid, pidfd),
+    };
+    drop(err_write);
+    drop(ruleset);
+
+    let mut record = [0u8; 12];
+    let mut file = std::fs::File::from(err_read);
+    let mut got = 0;
+    while got < record.len() {
+        match file.read(&mut record[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(source) => return Err(SpawnError::Io { what: "reading the error pipe", source }),
+        }
+    }
+    if got == 0 {
+        return Ok(Spawned { pid, pidfd });
+    }
+    let _ = sys::wait(pidfd.as_raw_fd());
+    let step =
+        StepError::decode(&record).ok_or_else(|| SpawnError::Setup("reporting an unknown step".into()))?;
+    Err(classify(plan, &child_plan.mount_ops, &step))
+}
+
+fn classify(plan: &SandboxPlan, ops: &[child::MountOp], step: &StepError) -> SpawnError {
+    let text = child::describe(ops, step);
+    let refusal = matches!(
+        step.errno.0,
+        libc::EPERM | libc::EINVAL | libc::ENOSPC | libc::ENOSYS | libc::EACCES | libc::EUSERS
+    );
+    match step.stage {
+        Stage::Exec => SpawnError::Exec { program: plan.program.display().to_string(), errno: step.errno },
+        Stage::Unshare | Stage::Setns | Stage::IdMap | Stage::Loopback | Stage::Mount | Stage::Landlock
+            if refusal =>
+        {
+            SpawnError::KernelRefused(text)
+        }
+        _ => SpawnError::Setup(text),
+    }
+}

@@ -1,0 +1,668 @@
+//! The raw system calls the sandboxed child makes between `fork` and `exec`, behind a trait.
+//!
+//! This is the only module of hullward with `unsafe` code. The child runs in a copy of a
+//! multi-threaded process: another thread may have held the allocator's lock at the moment of the
+//! fork, so the child must not allocate, lock or unwind. Every method here is one system call on
+//! memory prepared by the parent (`CStr`s, fixed structs on the stack), returning the raw `errno`
+//! on failure — nothing else.
+//!
+//! [`Sys`] is the seam that keeps process setup testable (the youki approach): [`super::child`]
+//! drives a `Sys` in a fixed order, the real implementation is [`RealSys`], and the unit tests
+//! record the calls of a fake one. The parent-side helpers at the bottom ([`clone3`], [`waitid`],
+//! [`pidfd_kill`], …) are the other raw calls hullward needs and that `std`/`nix` do not cover.
+
+use std::ffi::CStr;
+use std::os::fd::RawFd;
+
+/// A raw `errno` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Errno(pub i32);
+
+impl Errno {
+    fn last() -> Errno {
+        Errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+    }
+}
+
+impl std::fmt::Display for Errno {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", std::io::Error::from_raw_os_error(self.0))
+    }
+}
+
+pub type SysResult<T> = Result<T, Errno>;
+
+/// One BPF instruction, as the kernel's `struct sock_filter`.
+pub type SockFilter = libc::sock_filter;
+
+/// The calls the child makes, in the order [`super::child`] makes them. Arguments are exactly the
+/// kernel's; implementations must not allocate.
+pub trait Sys {
+    fn setsid(&self) -> SysResult<()>;
+    fn write(&self, fd: RawFd, buf: &[u8]) -> SysResult<usize>;
+    fn read(&self, fd: RawFd, buf: &mut [u8]) -> SysResult<usize>;
+    fn dup2(&self, old: RawFd, new: RawFd) -> SysResult<()>;
+    fn close(&self, fd: RawFd) -> SysResult<()>;
+    fn close_range(&self, first: u32, last: u32) -> SysResult<()>;
+    fn unshare(&self, flags: i32) -> SysResult<()>;
+    fn setns(&self, fd: RawFd, nstype: i32) -> SysResult<()>;
+    fn open(&self, path: &CStr, flags: i32, mode: u32) -> SysResult<RawFd>;
+    fn mount(
+        &self,
+        src: Option<&CStr>,
+        target: &CStr,
+        fstype: Option<&CStr>,
+        flags: u64,
+        data: Option<&CStr>,
+    ) -> SysResult<()>;
+    fn umount2(&self, target: &CStr, flags: i32) -> SysResult<()>;
+    fn open_tree(&self, path: &CStr, flags: u32) -> SysResult<RawFd>;
+    fn mount_setattr_fd(&self, fd: RawFd, recursive: bool, set: u64, clear: u64) -> SysResult<()>;
+    fn move_mount_fd(&self, fd: RawFd, target: &CStr) -> SysResult<()>;
+    fn mkdir(&self, path: &CStr, mode: u32) -> SysResult<()>;
+    fn symlink(&self, target: &CStr, link: &CStr) -> SysResult<()>;
+    fn chmod(&self, path: &CStr, mode: u32) -> SysResult<()>;
+    fn unlink(&self, path: &CStr) -> SysResult<()>;
+    fn rmdir(&self, path: &CStr) -> SysResult<()>;
+    fn chdir(&self, path: &CStr) -> SysResult<()>;
+    fn pivot_root(&self, new_root: &CStr, put_old: &CStr) -> SysResult<()>;
+    /// Brings the loopback interface of the current network namespace up.
+    fn loopback_up(&self) -> SysResult<()>;
+    fn prctl(&self, op: i32, arg2: u64, arg3: u64) -> SysResult<()>;
+    /// `capset` with every capability set to zero.
+    fn capset_zero(&self) -> SysResult<()>;
+    fn setrlimit(&self, resource: u32, soft: u64, hard: u64) -> SysResult<()>;
+    fn landlock_add_path_rule(&self, ruleset: RawFd, dir: RawFd, access: u64) -> SysResult<()>;
+    fn landlock_restrict_self(&self, ruleset: RawFd) -> SysResult<()>;
+    fn seccomp_install(&self, program: &[SockFilter]) -> SysResult<()>;
+    /// Every signal back to its default disposition and unblocked (Rust ignores SIGPIPE).
+    fn reset_signals(&self) -> SysResult<()>;
+    /// Only returns on failure.
+    fn execve(&self, path: &CStr, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno;
+    fn exit(&self, code: i32) -> !;
+}
+
+/// The real system calls.
+pub struct RealSys;
+
+fn check(ret: libc::c_int) -> SysResult<()> {
+    if ret < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+fn check_long(ret: libc::c_long) -> SysResult<libc::c_long> {
+    if ret < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn opt_ptr(s: Option<&CStr>) -> *const libc::c_char {
+    s.map_or(std::ptr::null(), CStr::as_ptr)
+}
+
+const EMPTY: &CStr = c"";
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// `struct landlock_path_beneath_attr` (packed in the kernel's UAPI).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+/// `struct __user_cap_header_struct` of `capset(2)`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// `struct __user_cap_data_struct` of `capset(2)`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+/// `CLONE_INTO_CGROUP` (libc's constant is an overflowing `i32`).
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+impl Sys for RealSys {
+    fn setsid(&self) -> SysResult<()> {
+        // SAFETY: no arguments; only changes this process's session.
+        check(unsafe { libc::setsid() })
+    }
+
+    fn write(&self, fd: RawFd, buf: &[u8]) -> SysResult<usize> {
+        // SAFETY: `buf` is a valid slice for `buf.len()` bytes for the duration of the call.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            Err(Errno::last())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    fn read(&self, fd: RawFd, buf: &mut [u8]) -> SysResult<usize> {
+        // SAFETY: `buf` is a valid, writable slice for `buf.len()` bytes for the call.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            Err(Errno::last())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    fn dup2(&self, old: RawFd, new: RawFd) -> SysResult<()> {
+        // SAFETY: plain descriptor operation; invalid numbers are reported as EBADF.
+        check(unsafe { libc::dup2(old, new) })
+    }
+
+    fn close(&self, fd: RawFd) -> SysResult<()> {
+        // SAFETY: the child owns its copy of the descriptor table; nothing else uses `fd` after.
+        check(unsafe { libc::close(fd) })
+    }
+
+    fn close_range(&self, first: u32, last: u32) -> SysResult<()> {
+        // SAFETY: closes descriptors of this (single-threaded, forked) process only.
+        check_long(unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) }).map(drop)
+    }
+
+    fn unshare(&self, flags: i32) -> SysResult<()> {
+        // SAFETY: flags are plain integers; affects only this process.
+        check(unsafe { libc::unshare(flags) })
+    }
+
+    fn setns(&self, fd: RawFd, nstype: i32) -> SysResult<()> {
+        // SAFETY: `fd` is a namespace descriptor prepared by the parent.
+        check(unsafe { libc::setns(fd, nstype) })
+    }
+
+    fn open(&self, path: &CStr, flags: i32, mode: u32) -> SysResult<RawFd> {
+        // SAFETY: `path` is NUL-terminated and outlives the call.
+        let fd = unsafe { libc::open(path.as_ptr(), flags, mode as libc::c_uint) };
+        if fd < 0 {
+            Err(Errno::last())
+        } else {
+            Ok(fd)
+        }
+    }
+
+    fn mount(
+        &self,
+        src: Option<&CStr>,
+        target: &CStr,
+        fstype: Option<&CStr>,
+        flags: u64,
+        data: Option<&CStr>,
+    ) -> SysResult<()> {
+        // SAFETY: all strings are NUL-terminated (or NULL where the kernel accepts NULL) and
+        // outlive the call.
+        check(unsafe {
+            libc::mount(opt_ptr(src), target.as_ptr(), opt_ptr(fstype), flags, opt_ptr(data).cast())
+        })
+    }
+
+    fn umount2(&self, target: &CStr, flags: i32) -> SysResult<()> {
+        // SAFETY: `target` is NUL-terminated.
+        check(unsafe { libc::umount2(target.as_ptr(), flags) })
+    }
+
+    fn open_tree(&self, path: &CStr, flags: u32) -> SysResult<RawFd> {
+        // SAFETY: `path` is NUL-terminated; the kernel returns a new descriptor or -1.
+        let fd =
+            check_long(unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) })?;
+        Ok(fd as RawFd)
+    }
+
+    fn mount_setattr_fd(&self, fd: RawFd, recursive: bool, set: u64, clear: u64) -> SysResult<()> {
+        let attr = MountAttr { attr_set: set, attr_clr: clear, propagation: 0, userns_fd: 0 };
+        let flags = libc::AT_EMPTY_PATH | if recursive { libc::AT_RECURSIVE } else { 0 };
+        // SAFETY: `attr` lives on this stack frame for the call and its size is passed.
+        check_long(unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                fd,
+                EMPTY.as_ptr(),
+                flags as libc::c_uint,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            )
+        })
+        .map(drop)
+    }
+
+    fn move_mount_fd(&self, fd: RawFd, target: &CStr) -> SysResult<()> {
+        // SAFETY: strings are NUL-terminated; `fd` is a detached mount from `open_tree`.
+        check_long(unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                fd,
+                EMPTY.as_ptr(),
+                libc::AT_FDCWD,
+                target.as_ptr(),
+                libc::MOVE_MOUNT_F_EMPTY_PATH,
+            )
+        })
+        .map(drop)
+    }
+
+    fn mkdir(&self, path: &CStr, mode: u32) -> SysResult<()> {
+        // SAFETY: `path` is NUL-terminated.
+        check(unsafe { libc::mkdir(path.as_ptr(), mode as libc::mode_t) })
+    }
+
+    fn symlink(&self, target: &CStr, link: &CStr) -> SysResult<()> {
+        // SAFETY: both strings are NUL-terminated.
+        check(unsafe { libc::symlink(target.as_ptr(), link.as_ptr()) })
+    }
+
+    fn chmod(&self, path: &CStr, mode: u32) -> SysResult<()> {
+        // SAFETY: `path` is NUL-terminated.
+        check(unsafe { libc::chmod(path.as_ptr(), mode as libc::mode_t) })
+    }
+
+    fn unlink(&self, path: &CStr) -> SysResult<()> {
+        // SAFETY: `path` is NUL-terminated.
+        check(unsafe { libc::unlink(path.as_ptr()) })
+    }
+
+    fn rmdir(&self, path: &CStr) -> SysResult<()> {
+        // SAFETY: `path` is NUL-terminated.
+        check(unsafe { libc::rmdir(path.as_ptr()) })
+    }
+
+    fn chdir(&self, path: &CStr) -> SysResult<()> {
+        // SAFETY: `path` is NUL-terminated.
+        check(unsafe { libc::chdir(path.as_ptr()) })
+    }
+
+    fn pivot_root(&self, new_root: &CStr, put_old: &CStr) -> SysResult<()> {
+        // SAFETY: both strings are NUL-terminated.
+        check_long(unsafe { libc::syscall(libc::SYS_pivot_root, new_root.as_ptr(), put_old.as_ptr()) })
+            .map(drop)
+    }
+
+    fn loopback_up(&self) -> SysResult<()> {
+        // SAFETY: a plain datagram socket used only for the interface ioctl below.
+        let sock = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        if sock < 0 {
+            return Err(Errno::last());
+        }
+        // SAFETY: `ifreq` is plain old data; all-zero is a valid value.
+        let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+        for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+            *dst = *src as libc::c_char;
+        }
+        req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        // SAFETY: `req` is a valid `ifreq` on this stack frame for the duration of the call.
+        let ret = unsafe { libc::ioctl(sock, libc::SIOCSIFFLAGS, &req as *const libc::ifreq) };
+        let result = check(ret);
+        // SAFETY: `sock` was opened above and is closed exactly once.
+        unsafe { libc::close(sock) };
+        result
+    }
+
+    fn prctl(&self, op: i32, arg2: u64, arg3: u64) -> SysResult<()> {
+        // SAFETY: the prctl operations used take integer arguments only.
+        check(unsafe { libc::prctl(op, arg2, arg3, 0u64, 0u64) })
+    }
+
+    fn capset_zero(&self) -> SysResult<()> {
+        let header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+        let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
+        // SAFETY: version 3 takes a header and an array of two data structs, both on this frame.
+        check_long(unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) })
+            .map(drop)
+    }
+
+    fn setrlimit(&self, resource: u32, soft: u64, hard: u64) -> SysResult<()> {
+        let lim = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+        // SAFETY: `lim` lives on this frame for the call.
+        check(unsafe { libc::setrlimit(resource as libc::__rlimit_resource_t, &lim) })
+    }
+
+    fn landlock_add_path_rule(&self, ruleset: RawFd, dir: RawFd, access: u64) -> SysResult<()> {
+        let attr = PathBeneathAttr { allowed_access: access, parent_fd: dir };
+        // SAFETY: `attr` lives on this frame; the kernel reads exactly its packed layout.
+        check_long(unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset,
+                LANDLOCK_RULE_PATH_BENEATH,
+                &attr as *const PathBeneathAttr,
+                0u32,
+            )
+        })
+        .map(drop)
+    }
+
+    fn landlock_restrict_self(&self, ruleset: RawFd) -> SysResult<()> {
+        // SAFETY: `ruleset` is a Landlock ruleset descriptor prepared by the parent.
+        check_long(unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) }).map(drop)
+    }
+
+    fn seccomp_install(&self, program: &[SockFilter]) -> SysResult<()> {
+        let prog =
+            libc::sock_fprog { len: program.len() as libc::c_ushort, filter: program.as_ptr().cast_mut() };
+        // SAFETY: `prog` points into `program`, which outlives the call; the kernel copies it.
+        check_long(unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0u32,
+                &prog as *const libc::sock_fprog,
+            )
+        })
+        .map(drop)
+    }
+
+    fn reset_signals(&self) -> SysResult<()> {
+        for sig in 1..libc::SIGRTMAX() {
+            if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+                continue;
+            }
+            // SAFETY: SIG_DFL is always a valid disposition; errors for reserved signals are ignored.
+            unsafe { libc::signal(sig, libc::SIG_DFL) };
+        }
+        // SAFETY: `set` is initialised by sigemptyset before use.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            check(libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()))
+        }
+    }
+
+    fn execve(&self, path: &CStr, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno {
+        // SAFETY: `argv` and `envp` are NULL-terminated arrays of pointers to NUL-terminated
+        // strings owned by the plan, alive until the call replaces the process image.
+        unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+        Errno::last()
+    }
+
+    fn exit(&self, code: i32) -> ! {
+        // SAFETY: `_exit` never returns and runs no atexit handlers (none are safe after fork).
+        unsafe { libc::_exit(code) }
+    }
+}
+
+/// What [`clone3`] returns.
+pub enum Forked {
+    /// In the parent: the child's pid and a pidfd for it.
+    Parent { pid: libc::pid_t, pidfd: std::os::fd::OwnedFd },
+    /// In the child.
+    Child,
+}
+
+/// `clone3` with fork semantics (`CLONE_PIDFD`, `SIGCHLD`), optionally straight into a cgroup v2
+/// directory (`CLONE_INTO_CGROUP`).
+///
+/// # Safety
+/// In the `Child` case the caller runs in a copy of a multi-threaded process and must only make
+/// async-signal-safe calls (no allocation, no locks) until it `exec`s or `_exit`s.
+pub unsafe fn clone3(cgroup_fd: Option<RawFd>) -> std::io::Result<Forked> {
+    let mut pidfd: libc::c_int = -1;
+    // SAFETY: `clone_args` is plain old data; all-zero is the documented default.
+    let mut args: libc::clone_args = unsafe { std::mem::zeroed() };
+    args.flags = libc::CLONE_PIDFD as u64;
+    args.pidfd = &mut pidfd as *mut libc::c_int as u64;
+    args.exit_signal = libc::SIGCHLD as u64;
+    if let Some(fd) = cgroup_fd {
+        args.flags |= CLONE_INTO_CGROUP;
+        args.cgroup = fd as u64;
+    }
+    // SAFETY: `args` is valid for the call; without CLONE_VM the child gets its own copy of memory
+    // and returns here with 0, like fork.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_clone3,
+            &mut args as *mut libc::clone_args,
+            std::mem::size_of::<libc::clone_args>(),
+        )
+    };
+    match ret {
+        r if r < 0 => Err(std::io::Error::last_os_error()),
+        0 => Ok(Forked::Child),
+        pid => {
+            // SAFETY: the kernel stored a new pidfd that nothing else owns.
+            let pidfd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(pidfd) };
+            Ok(Forked::Parent { pid: pid as libc::pid_t, pidfd })
+        }
+    }
+}
+
+/// Reaps the child behind `pidfd` without blocking; `None` while it still runs. The status is the
+/// shell convention: the exit code, or 128 + the signal number.
+pub fn try_reap(pidfd: RawFd) -> std::io::Result<Option<i32>> {
+    reap(pidfd, libc::WNOHANG)
+}
+
+/// Waits for the child behind `pidfd` to exit and reaps it.
+pub fn wait(pidfd: RawFd) -> std::io::Result<i32> {
+    loop {
+        match reap(pidfd, 0) {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn reap(pidfd: RawFd, extra: libc::c_int) -> std::io::Result<Option<i32>> {
+    // SAFETY: `siginfo_t` is plain old data; zero means "no child changed state" for WNOHANG.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a valid out-parameter on this frame.
+    let ret = unsafe { libc::waitid(libc::P_PIDFD, pidfd as libc::id_t, &mut info, libc::WEXITED | extra) };
+    if ret < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: after a successful waitid the pid/status fields of the union are initialised.
+    let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+    if pid == 0 {
+        return Ok(None);
+    }
+    Ok(Some(match info.si_code {
+        libc::CLD_EXITED => status,
+        _ => 128 + status,
+    }))
+}
+
+/// Registers a pidfd with the tokio reactor, so that its exit can be awaited.
+pub fn async_pidfd(
+    pidfd: std::os::fd::OwnedFd,
+) -> std::io::Result<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>> {
+    // SAFETY: an `OwnedFd` is open and keeps referring to the same pidfd until the `AsyncFd`
+    // that now owns it is dropped; `as_raw_fd` always returns that descriptor.
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE) }
+        .map_err(|e| e.into_parts().1)
+}
+
+/// Sends `signal` to the process behind `pidfd` (no pid reuse race).
+pub fn pidfd_kill(pidfd: RawFd, signal: i32) -> std::io::Result<()> {
+    // SAFETY: plain integers; a stale pidfd yields ESRCH.
+    let ret =
+        unsafe { libc::syscall(libc::SYS_pidfd_send_signal, pidfd, signal, std::ptr::null::<u8>(), 0u32) };
+    if ret < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether a throwaway child can `unshare(flags)`.
+pub fn probe_unshare(flags: i32) -> std::io::Result<bool> {
+    // SAFETY: the child only calls `unshare` and `_exit`, both async-signal-safe.
+    match unsafe { clone3(None)? } {
+        Forked::Child => {
+            // SAFETY: integer flags; `_exit` ends the throwaway child.
+            unsafe {
+                let ok = libc::unshare(flags) == 0;
+                libc::_exit(if ok { 0 } else { 1 })
+            }
+        }
+        Forked::Parent { pidfd, .. } => Ok(wait(std::os::fd::AsRawFd::as_raw_fd(&pidfd))? == 0),
+    }
+}
+
+/// Opens a pipe with both ends close-on-exec.
+pub fn pipe_cloexec() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors the kernel writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    unsafe {
+        Ok((
+            <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fds[0]),
+            <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fds[1]),
+        ))
+    }
+}
+
+/// The running kernel's Landlock ABI version (0 when Landlock is unavailable or disabled).
+pub fn landlock_abi() -> u32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
+    // SAFETY: with a NULL attribute and size 0 this only queries the version.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    if v < 0 {
+        0
+    } else {
+        v as u32
+    }
+}
+
+/// The Landlock errata bitmask of the running kernel (0 when not reported).
+pub fn landlock_errata() -> u64 {
+    const LANDLOCK_CREATE_RULESET_ERRATA: u32 = 1 << 1;
+    // SAFETY: with a NULL attribute and size 0 this only queries the errata.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_ERRATA,
+        )
+    };
+    if v < 0 {
+        0
+    } else {
+        v as u64
+    }
+}
+
+/// Whether this process could install a seccomp filter (`prctl(PR_GET_SECCOMP)` succeeds).
+pub fn seccomp_available() -> bool {
+    // SAFETY: query only.
+    unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 }
+}
+
+/// The effective user id.
+pub fn geteuid() -> u32 {
+    // SAFETY: no arguments, cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The effective group id.
+pub fn getegid() -> u32 {
+    // SAFETY: no arguments, cannot fail.
+    unsafe { libc::getegid() }
+}
+
+/// Whether this process may write into `path` (`access(2)` with `W_OK`).
+pub fn access_writable(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Marks this process as a child subreaper, so that orphaned descendants are reparented to it.
+pub fn set_child_subreaper() -> std::io::Result<()> {
+    // SAFETY: integer-only prctl affecting this process.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1u64, 0u64, 0u64, 0u64) } < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Sends `signal` to `pid` (used only for descendants found by the fallback /proc walk).
+pub fn kill(pid: libc::pid_t, signal: i32) -> std::io::Result<()> {
+    // SAFETY: plain integers.
+    if unsafe { libc::kill(pid, signal) } < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Reaps any exited child without blocking; returns its pid, or `None` when there is none.
+pub fn reap_any() -> Option<libc::pid_t> {
+    let mut status = 0;
+    // SAFETY: `status` is a valid out-parameter.
+    let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+    (pid > 0).then_some(pid)
+}
+
+/// Runs `f` in a fresh thread that first enters the network namespace behind `ns_fd`; used to bind
+/// the egress proxy's listener inside a child's namespace. The calling thread is unaffected.
+pub fn in_netns<T: Send + 'static>(
+    ns_fd: RawFd,
+    f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
+    std::thread::spawn(move || {
+        // SAFETY: `ns_fd` refers to a network namespace; setns only affects this new thread.
+        if unsafe { libc::setns(ns_fd, libc::CLONE_NEWNET) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        f()
+    })
+    .join()
+    .map_err(|_| std::io::Error::other("network namespace thread panicked"))?
+}
+
+/// Creates a new network namespace in a fresh thread, brings its loopback up, runs `f` inside it,
+/// and returns `f`'s result with a descriptor of the namespace (for the child's `setns`).
+pub fn new_netns<T: Send + 'static>(
+    f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<(std::os::fd::OwnedFd, T)> {
+    std::thread::spawn(move || {
+        // SAFETY: unshare only affects this new thread's network namespace.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        RealSys.loopback_up().map_err(|e| std::io::Error::from_raw_os_error(e.0))?;
+        let ns = std::fs::File::open("/proc/thread-self/ns/net")?;
+        let value = f()?;
+        Ok((std::os::fd::OwnedFd::from(ns), value))
+    })
+    .join()
+    .map_err(|_| std::io::Error::other("network namespace thread panicked"))?
+}

@@ -1,0 +1,424 @@
+//! The child's filesystem view, as a list of [`MountOp`]s the child executes in order.
+//!
+//! Instead of the host's whole tree made read-only, the child gets a **fresh root** (a small
+//! tmpfs) that contains only what the policy grants: the `System` entries read-only, `/proc`
+//! read-only, a minimal `/dev` (null, zero, full, random, urandom, tty, a private devpts and shm), private
+//! tmpfs mounts on `/tmp` and `/run`, and the roots and writable directories read-write. Anything
+//! else — the home directory, `/var/run/docker.sock`, other users' files — does not exist in the
+//! child at all, so no path trick (including pathname Unix sockets, which Landlock ABI < 9 does
+//! not mediate) can reach it. Landlock then binds the same grants a second time.
+//!
+//! Order of the ops: make `/` private → take detached copies of every bind source (before
+//! anything covers them, e.g. a root under `/tmp`) → mount the new root's tmpfs on the staging
+//! directory → in path order, create mount points and attach each source, the `/dev` tmpfs, the
+//! private tmpfs → pin the ancestors of anchored deny patterns (before the masks, because a bind
+//! does not carry the mounts below it) → mount the masks from a staging tmpfs that is then
+//! detached → make the new root read-only → `pivot_root` into it.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::child::MountOp;
+use super::masks::{Mask, MaskKind};
+
+/// Where the new root is assembled; the host directory only serves as a mount point inside the
+/// child's private mount namespace.
+pub const STAGE: &str = "/tmp";
+/// Directories that get a fresh private tmpfs.
+pub const PRIVATE_TMPFS: &[(&str, &str)] = &[("/tmp", "mode=1777"), ("/run", "mode=0755")];
+/// Device nodes bound from the host.
+pub const DEVICES: &[&str] =
+    &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+const DEV_LINKS: &[(&str, &str)] = &[
+    ("/proc/self/fd", "/dev/fd"),
+    ("/proc/self/fd/0", "/dev/stdin"),
+    ("/proc/self/fd/1", "/dev/stdout"),
+    ("/proc/self/fd/2", "/dev/stderr"),
+    ("pts/ptmx", "/dev/ptmx"),
+];
+const MASK_STAGE: &str = "/.hullward-masks";
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+
+/// One host path shown in the child.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub path: PathBuf,
+    pub is_dir: bool,
+}
+
+/// The inputs of the view.
+#[derive(Debug, Clone, Default)]
+pub struct ViewSpec {
+    /// Read+exec, read-only mounts.
+    pub system: Vec<Source>,
+    /// Symlinks recreated in the new root (`/bin` → `usr/bin`), as (link, target).
+    pub links: Vec<(PathBuf, PathBuf)>,
+    /// Read-write host directories (roots, includes, writable directories).
+    pub read_write: Vec<PathBuf>,
+    /// Read-only host directories (roots in a read-only profile).
+    pub read_only: Vec<PathBuf>,
+    /// Device nodes that exist on this host.
+    pub devices: Vec<PathBuf>,
+    /// A private devpts instance on `/dev/pts` (new terminals; the host's are never shown).
+    pub dev_pts: bool,
+    pub masks: Vec<Mask>,
+    pub pins: Vec<PathBuf>,
+}
+
+/// The ops and the number of descriptor slots they need.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    pub ops: Vec<MountOp>,
+    pub slots: usize,
+}
+
+/// Why a view cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error("path '{}' contains a NUL byte", .0.display())]
+    Nul(PathBuf),
+    #[error("a sandbox root of '/' would grant the whole filesystem; choose a narrower root (or --yolo)")]
+    WholeFilesystem,
+}
+
+fn c(path: &Path) -> Result<CString, ViewError> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| ViewError::Nul(path.to_path_buf()))
+}
+
+/// `path` inside the staging root.
+fn staged(path: &Path) -> PathBuf {
+    let rel = path.strip_prefix("/").unwrap_or(path);
+    if rel.as_os_str().is_empty() {
+        PathBuf::from(STAGE)
+    } else {
+        Path::new(STAGE).join(rel)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Covering {
+    /// A tmpfs hullward created: missing directories can be made.
+    Tmpfs,
+    /// A copy of a host tree: its directories exist already.
+    Bind,
+}
+
+enum Dest {
+    System { src: Source, slot: usize },
+    Link { target: PathBuf },
+    Tree { slot: usize },
+    Proc { slot: usize },
+    Dev,
+    Private { options: &'static str },
+}
+
+struct Builder {
+    ops: Vec<MountOp>,
+    mounted: Vec<(PathBuf, Covering)>,
+}
+
+impl Builder {
+    fn covering(&self, path: &Path) -> Covering {
+        self.mounted
+            .iter()
+            .filter(|(m, _)| path.starts_with(m))
+            .max_by_key(|(m, _)| m.components().count())
+            .map_or(Covering::Tmpfs, |(_, k)| *k)
+    }
+
+    /// Creates the missing directories above `path` (in the child's view), and `path` itself as a
+    /// directory or an empty file when `create` says so.
+    fn prepare(&mut self, path: &Path, create: Option<bool>) -> Result<(), ViewError> {
+        let ancestors: Vec<&Path> = path.ancestors().skip(1).filter(|a| *a != Path::new("/")).collect();
+        for a in ancestors.into_iter().rev() {
+            if self.covering(a) == Covering::Tmpfs {
+                self.ops.push(MountOp::Mkdir { path: c(&staged(a))?, mode: 0o755 });
+            }
+        }
+        if let Some(is_dir) = create {
+            if self.covering(path) == Covering::Tmpfs {
+                let p = c(&staged(path))?;
+                self.ops.push(if is_dir {
+                    MountOp::Mkdir { path: p, mode: 0o755 }
+                } else {
+                    MountOp::Touch { path: p, mode: 0o600 }
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds the op list. See the module documentation for the order.
+pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
+    if spec.read_write.iter().chain(&spec.read_only).any(|p| p == Path::new("/")) {
+        return Err(ViewError::WholeFilesystem);
+    }
+    let mut ops = vec![MountOp::MakePrivate];
+    let mut slots = 0;
+    let mut clone = |ops: &mut Vec<MountOp>, src: &Path, set: u64| -> Result<usize, ViewError> {
+        let slot = slots;
+        slots += 1;
+        ops.push(MountOp::Clone { src: c(src)?, slot, set, clear: 0 });
+        Ok(slot)
+    };
+
+    let trees: Vec<&PathBuf> = spec.read_write.iter().chain(&spec.read_only).collect();
+    let under_tree = |p: &Path| trees.iter().any(|t| p.starts_with(t));
+
+    let mut dests: Vec<(PathBuf, Dest)> = Vec::new();
+    for s in &spec.system {
+        if under_tree(&s.path) {
+            continue;
+        }
+        let slot = clone(&mut ops, &s.path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
+        dests.push((s.path.clone(), Dest::System { src: s.clone(), slot }));
+    }
+    for p in &spec.read_write {
+        let slot = clone(&mut ops, p, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
+        dests.push((p.clone(), Dest::Tree { slot }));
+    }
+    for p in &spec.read_only {
+        let slot = clone(&mut ops, p, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
+        dests.push((p.clone(), Dest::Tree { slot }));
+    }
+    let proc_slot = clone(
+        &mut ops,
+        Path::new("/proc"),
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+    )?;
+    dests.push((PathBuf::from("/proc"), Dest::Proc { slot: proc_slot }));
+    dests.push((PathBuf::from("/dev"), Dest::Dev));
+    for (dir, options) in PRIVATE_TMPFS {
+        if !under_tree(Path::new(dir)) {
+            dests.push((PathBuf::from(dir), Dest::Private { options }));
+        }
+    }
+    for (link, target) in &spec.links {
+        if !spec.system.iter().any(|s| s.path == *link) {
+            dests.push((link.clone(), Dest::Link { target: target.clone() }));
+        }
+    }
+    // Parents before children; for the same path, a tmpfs before what is mounted into it.
+    dests.sort_by(|a, b| a.0.cmp(&b.0));
+
+    ops.push(MountOp::Fs {
+        fstype: CString::new("tmpfs").expect("static"),
+        target: c(Path::new(STAGE))?,
+        flags: libc::MS_NOSUID | libc::MS_NODEV,
+        options: CString::new("mode=0755,size=4m").expect("static"),
+    });
+    let mut b = Builder { ops, mounted: vec![(PathBuf::from("/"), Covering::Tmpfs)] };
+    for (path, dest) in dests {
+        match dest {
+            Dest::System { src, slot } => {
+                b.prepare(&path, Some(src.is_dir))?;
+                b.ops.push(MountOp::Attach { slot, target: c(&staged(&path))? });
+                b.mounted.push((path, Covering::Bind));
+            }
+            Dest::Tree { slot } | Dest::Proc { slot } => {
+                b.prepare(&path, Some(true))?;
+                b.ops.push(MountOp::Attach { slot, target: c(&staged(&path))? });
+                b.mounted.push((path, Covering::Bind));
+            }
+            Dest::Link { target } => {
+                b.prepare(&path, None)?;
+                if b.covering(&path) == Covering::Tmpfs {
+                    b.ops.push(MountOp::Symlink { target: c(&target)?, link: c(&staged(&path))? });
+                }
+            }
+            Dest::Private { options } => {
+                b.prepare(&path, Some(true))?;
+                b.ops.push(MountOp::Fs {
+                    fstype: CString::new("tmpfs").expect("static"),
+                    target: c(&staged(&path))?,
+                    flags: libc::MS_NOSUID | libc::MS_NODEV,
+                    options: CString::new(options).expect("static"),
+                });
+                b.mounted.push((path, Covering::Tmpfs));
+            }
+            Dest::Dev => dev(&mut b, spec)?,
+        }
+    }
+    for pin in &spec.pins {
+        let p = c(&staged(pin))?;
+        b.ops.push(MountOp::Bind { src: p.clone(), target: p });
+    }
+    masks(&mut b, &spec.masks)?;
+    b.ops.push(MountOp::SetReadOnly { target: c(Path::new(STAGE))? });
+    b.ops.push(MountOp::PivotRoot { new_root: c(Path::new(STAGE))? });
+    Ok(View { ops: b.ops, slots })
+}
+
+fn dev(b: &mut Builder, spec: &ViewSpec) -> Result<(), ViewError> {
+    let dev = Path::new("/dev");
+    b.prepare(dev, Some(true))?;
+    b.ops.push(MountOp::Fs {
+        fstype: CString::new("tmpfs").expect("static"),
+        target: c(&staged(dev))?,
+        flags: libc::MS_NOSUID | libc::MS_NOEXEC,
+        options: CString::new("mode=0755,size=64k").expect("static"),
+    });
+    b.mounted.push((dev.to_path_buf(), Covering::Tmpfs));
+    for node in &spec.devices {
+        let target = c(&staged(node))?;
+        b.ops.push(MountOp::Touch { path: target.clone(), mode: 0o600 });
+        b.ops.push(MountOp::Bind { src: c(node)?, target });
+    }
+    for (target, link) in DEV_LINKS {
+        if *link == "/dev/ptmx" && !spec.dev_pts {
+            continue;
+        }
+        b.ops.push(MountOp::Symlink { target: c(Path::new(target))?, link: c(&staged(Path::new(link)))? });
+    }
+    if spec.dev_pts {
+        let pts = Path::new("/dev/pts");
+        b.ops.push(MountOp::Mkdir { path: c(&staged(pts))?, mode: 0o755 });
+        b.ops.push(MountOp::Fs {
+            fstype: CString::new("devpts").expect("static"),
+            target: c(&staged(pts))?,
+            flags: libc::MS_NOSUID | libc::MS_NOEXEC,
+            options: CString::new("newinstance,ptmxmode=0666,mode=0620").expect("static"),
+        });
+    }
+    let shm = Path::new("/dev/shm");
+    b.ops.push(MountOp::Mkdir { path: c(&staged(shm))?, mode: 0o755 });
+    b.ops.push(MountOp::Fs {
+        fstype: CString::new("tmpfs").expect("static"),
+        target: c(&staged(shm))?,
+        flags: libc::MS_NOSUID | libc::MS_NODEV,
+        options: CString::new("mode=1777").expect("static"),
+    });
+    b.ops.push(MountOp::SetReadOnly { target: c(&staged(dev))? });
+    Ok(())
+}
+
+fn masks(b: &mut Builder, masks: &[Mask]) -> Result<(), ViewError> {
+    if masks.is_empty() {
+        return Ok(());
+    }
+    let stage = staged(Path::new(MASK_STAGE));
+    let file = stage.join("file");
+    let dir = stage.join("dir");
+    b.ops.push(MountOp::Mkdir { path: c(&stage)?, mode: 0o700 });
+    b.ops.push(MountOp::Fs {
+        fstype: CString::new("tmpfs").expect("static"),
+        target: c(&stage)?,
+        flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        options: CString::new("mode=0700,size=4k").expect("static"),
+    });
+    b.ops.push(MountOp::Touch { path: c(&file)?, mode: 0 });
+    b.ops.push(MountOp::Chmod { path: c(&file)?, mode: 0 });
+    b.ops.push(MountOp::Mkdir { path: c(&dir)?, mode: 0 });
+    b.ops.push(MountOp::Chmod { path: c(&dir)?, mode: 0 });
+    b.ops.push(MountOp::SetReadOnly { target: c(&stage)? });
+    for m in masks {
+        let src = match m.kind {
+            MaskKind::File => &file,
+            MaskKind::Dir => &dir,
+        };
+        b.ops.push(MountOp::Bind { src: c(src)?, target: c(&staged(&m.path))? });
+    }
+    b.ops.push(MountOp::Umount { target: c(&stage)? });
+    b.ops.push(MountOp::Rmdir { path: c(&stage)? });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(view: &View) -> Vec<String> {
+        view.ops
+            .iter()
+            .map(|op| match op {
+                MountOp::MakePrivate => "private".to_string(),
+                MountOp::Clone { src, slot, .. } => format!("clone {} #{slot}", src.to_string_lossy()),
+                MountOp::Fs { fstype, target, .. } => {
+                    format!("{} {}", fstype.to_string_lossy(), target.to_string_lossy())
+                }
+                MountOp::Mkdir { path, .. } => format!("mkdir {}", path.to_string_lossy()),
+                MountOp::Touch { path, .. } => format!("touch {}", path.to_string_lossy()),
+                MountOp::Symlink { target, link } => {
+                    format!("ln {} {}", target.to_string_lossy(), link.to_string_lossy())
+                }
+                MountOp::Chmod { path, .. } => format!("chmod {}", path.to_string_lossy()),
+                MountOp::Attach { slot, target } => format!("attach #{slot} {}", target.to_string_lossy()),
+                MountOp::Bind { src, target } => {
+                    format!("bind {} {}", src.to_string_lossy(), target.to_string_lossy())
+                }
+                MountOp::SetReadOnly { target } => format!("ro {}", target.to_string_lossy()),
+                MountOp::Umount { target } => format!("umount {}", target.to_string_lossy()),
+                MountOp::Rmdir { path } => format!("rmdir {}", path.to_string_lossy()),
+                MountOp::PivotRoot { new_root } => format!("pivot {}", new_root.to_string_lossy()),
+            })
+            .collect()
+    }
+
+    fn spec() -> ViewSpec {
+        ViewSpec {
+            system: vec![
+                Source { path: "/usr".into(), is_dir: true },
+                Source { path: "/etc/ld.so.cache".into(), is_dir: false },
+            ],
+            links: vec![("/bin".into(), "usr/bin".into())],
+            read_write: vec!["/tmp/work/proj".into()],
+            read_only: vec![],
+            devices: vec!["/dev/null".into()],
+            dev_pts: false,
+            masks: vec![Mask {
+                path: "/tmp/work/proj/.env".into(),
+                kind: MaskKind::File,
+                pattern: "**/.env".into(),
+                via_symlink: None,
+            }],
+            pins: vec!["/tmp/work/proj/infra".into()],
+        }
+    }
+
+    #[test]
+    fn sources_are_copied_before_the_stage_covers_them_and_parents_come_first() {
+        let v = build(&spec()).unwrap();
+        let n = names(&v);
+        let pos = |s: &str| n.iter().position(|x| x == s).unwrap_or_else(|| panic!("{s} not in {n:#?}"));
+        assert!(pos("clone /tmp/work/proj #2") < pos("tmpfs /tmp"));
+        assert!(pos("tmpfs /tmp/tmp") < pos("mkdir /tmp/tmp/work"));
+        assert!(pos("mkdir /tmp/tmp/work/proj") < pos("attach #2 /tmp/tmp/work/proj"));
+        assert!(pos("mkdir /tmp/etc") < pos("touch /tmp/etc/ld.so.cache"));
+        assert!(pos("touch /tmp/etc/ld.so.cache") < pos("attach #1 /tmp/etc/ld.so.cache"));
+        assert!(pos("ln usr/bin /tmp/bin") > pos("tmpfs /tmp"));
+        assert!(
+            pos("bind /tmp/tmp/work/proj/infra /tmp/tmp/work/proj/infra")
+                < pos("bind /tmp/.hullward-masks/file /tmp/tmp/work/proj/.env")
+        );
+        assert!(
+            pos("ro /tmp/.hullward-masks") < pos("bind /tmp/.hullward-masks/file /tmp/tmp/work/proj/.env")
+        );
+        assert!(pos("umount /tmp/.hullward-masks") < pos("ro /tmp"));
+        assert_eq!(n.last().unwrap(), "pivot /tmp");
+        assert_eq!(v.slots, 4);
+    }
+
+    #[test]
+    fn nothing_is_mkdir_ed_inside_a_host_copy() {
+        let mut s = spec();
+        s.read_write = vec!["/usr/src/proj".into()];
+        s.masks.clear();
+        s.pins.clear();
+        let n = names(&build(&s).unwrap());
+        assert!(!n.iter().any(|x| x.starts_with("mkdir /tmp/usr/")), "{n:#?}");
+        assert!(n.contains(&"attach #2 /tmp/usr/src/proj".to_string()), "{n:#?}");
+    }
+
+    #[test]
+    fn a_root_of_slash_is_refused() {
+        let mut s = spec();
+        s.read_write = vec!["/".into()];
+        assert!(matches!(build(&s), Err(ViewError::WholeFilesystem)));
+    }
+}

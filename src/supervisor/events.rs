@@ -1,0 +1,48 @@
+//! The `--json` event stream of `run`/`sh`: one JSON object per line on stderr.
+
+use serde_json::json;
+
+use crate::sandbox::plan::{NetPlan, SandboxPlan};
+
+/// Writes events when `--json` is on; does nothing otherwise.
+pub struct Events {
+    on: bool,
+}
+
+impl Events {
+    pub fn new(on: bool) -> Events {
+        Events { on }
+    }
+
+    fn emit(&self, v: serde_json::Value) {
+        if self.on {
+            eprintln!("{v}");
+        }
+    }
+
+    pub fn start(&self, plan: &SandboxPlan) {
+        self.emit(json!({
+            "event": "start",
+            "program": plan.program.display().to_string(),
+            "network": match plan.net { NetPlan::Isolated => "none", NetPlan::Proxy { .. } => "proxy", NetPlan::Host => "host" },
+            "masks": plan.snapshot.masks.len(),
+            "landlock_abi": plan.landlock.as_ref().map(|l| l.abi),
+            "dropped": plan.dropped.iter().map(|m| json!({"feature": m.feature, "consequence": m.consequence})).collect::<Vec<_>>(),
+            "yolo": plan.yolo,
+        }));
+    }
+
+    pub fn protected_change(&self, path: &str, created: bool, rule: &str) {
+        self.emit(json!({ "event": "protected-change", "path": path, "created": created, "rule": rule }));
+    }
+
+    /// The final event; `denied` is `(rule, message)` when the call never ran.
+    pub fn exit(&self, code: i32, reason: &str, denied: Option<(&str, &str)>) {
+        self.emit(json!({
+            "event": "exit",
+            "code": code,
+            "reason": reason,
+            "denied": denied.map(|(rule, message)| json!({ "rule": rule, "message": message })),
+        }));
+    }
+}

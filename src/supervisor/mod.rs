@@ -1,0 +1,301 @@
+//! The supervisor: runs one call from approval to exit status.
+//!
+//! Order of [`run`]: approval (HITL, or the unattended policy) → the kernel's facts and the
+//! [`SandboxPlan`](crate::sandbox::plan::SandboxPlan) (strict refusal → exit 3) → the call's
+//! cgroup → output pipes → `spawn` → a single-threaded tokio runtime that pumps stdout/stderr
+//! through the filters, waits for the child's pidfd, and watches the timeout, the output budget
+//! and hullward's own termination signals → the whole tree is killed (`cgroup.kill`) whatever
+//! happened → the deny globs are re-checked for protected files created or changed during the
+//! call → the exit status: the program's own, 124 on timeout, 128+N when killed by signal N.
+
+pub mod approval;
+mod events;
+pub mod pump;
+pub mod reap;
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::error::{code, Error};
+use crate::policy::Policy;
+use crate::sandbox::cgroup::CallCgroup;
+use crate::sandbox::kernel::KernelSupport;
+use crate::sandbox::masks::{self, WalkLimits};
+use crate::sandbox::plan::{self, Call, NetPlan, PlanError, SandboxPlan};
+use crate::sandbox::spawn::{self, Stdio};
+use crate::sandbox::sys;
+use events::Events;
+use pump::{PumpEnd, Sink, StreamFilter};
+
+/// One call to run.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub argv: Vec<OsString>,
+    /// How the call is shown in prompts and messages (the shell command, or the argv).
+    pub display: String,
+    pub json: bool,
+}
+
+/// How the child's life ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Exited(i32),
+    Timeout,
+    OverBudget,
+    Signal(i32),
+}
+
+/// How long killing the tree and draining the pipes may take before hullward gives up waiting.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// Passes bytes through unchanged.
+struct PassThrough;
+
+impl StreamFilter for PassThrough {
+    fn push(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(chunk);
+    }
+    fn finish(&mut self, _out: &mut Vec<u8>) {}
+}
+
+/// Runs the call and returns hullward's exit code.
+pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
+    let events = Events::new(req.json);
+    if let approval::Approval::Refused(message) = approval::ask(policy, &req.display) {
+        eprintln!("{message}");
+        events.exit(code::DENIED_BEFORE_RUN as i32, "denied", Some(("approval", &message)));
+        return Ok(code::DENIED_BEFORE_RUN);
+    }
+    let kernel = KernelSupport::probe_env();
+    let cwd = std::env::current_dir().map_err(|e| Error::Internal(format!("current directory: {e}")))?;
+    let call = Call {
+        argv: req.argv.clone(),
+        cwd,
+        env: std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect(),
+        terminal: std::io::stdin().is_terminal() || std::io::stdout().is_terminal(),
+    };
+    let plan = match plan::build(policy, &call, &kernel) {
+        Ok(p) => p,
+        Err(e @ PlanError::StrictRefused(_)) => {
+            eprintln!("hullward: {e}");
+            events.exit(code::STRICT_REFUSED as i32, "strict-refused", None);
+            return Ok(code::STRICT_REFUSED);
+        }
+        Err(e @ PlanError::NotFound(_)) => {
+            eprintln!("hullward: {e}");
+            return Ok(127);
+        }
+        Err(e) => return Err(Error::Internal(e.to_string())),
+    };
+    announce(&plan, &events);
+
+    let cgroup = if plan.yolo {
+        None
+    } else {
+        match CallCgroup::create(&kernel.cgroups, &call_name(), plan.processes, plan.memory) {
+            Ok(cg) => Some(cg),
+            Err(e) if policy.sandbox.strict && kernel.root => {
+                eprintln!("hullward: strict mode refuses to run: the call's cgroup (process limit) cannot be created: {e}");
+                return Ok(code::STRICT_REFUSED);
+            }
+            Err(e) => {
+                eprintln!("hullward: warning: running without the call's cgroup: {e}");
+                None
+            }
+        }
+    };
+    if !cgroup.as_ref().is_some_and(CallCgroup::has_kill) {
+        sys::set_child_subreaper().map_err(|e| Error::Internal(format!("PR_SET_CHILD_SUBREAPER: {e}")))?;
+    }
+    if let NetPlan::Proxy { .. } = plan.net {
+        return Err(Error::NotImplemented("--net proxy"));
+    }
+
+    let (out_r, out_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
+    let (err_r, err_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
+    let stdio = Stdio { stdin: None, stdout: Some(out_w.as_raw_fd()), stderr: Some(err_w.as_raw_fd()) };
+    let spawned = match spawn::spawn(&plan, stdio, cgroup.as_ref(), None) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hullward: {e}");
+            events.exit(e.exit_code() as i32, "setup-failed", None);
+            return Ok(e.exit_code());
+        }
+    };
+    drop((out_w, err_w));
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Internal(format!("tokio runtime: {e}")))?;
+    let end = runtime.block_on(supervise(&plan, spawned.pidfd, out_r, err_r, cgroup.as_ref(), req.json))?;
+
+    let exit = match end {
+        End::Exited(status) => status.clamp(0, 255) as u8,
+        End::Timeout => {
+            let after = plan.timeout.map(crate::policy::duration::format).unwrap_or_default();
+            eprintln!("hullward: timed out after {after}; the whole process tree was killed");
+            code::TIMEOUT
+        }
+        End::OverBudget => {
+            eprintln!(
+                "hullward: output exceeded {} bytes (Sandbox.Limits.OutputBytes); the whole process tree was killed",
+                plan.output_cap
+            );
+            128 + libc::SIGKILL as u8
+        }
+        End::Signal(sig) => {
+            eprintln!("hullward: interrupted by signal {sig}; the whole process tree was killed");
+            128 + sig as u8
+        }
+    };
+    report_protected_changes(policy, &plan, &events);
+    events.exit(i32::from(exit), end_reason(end), None);
+    Ok(exit)
+}
+
+fn end_reason(end: End) -> &'static str {
+    match end {
+        End::Exited(_) => "exited",
+        End::Timeout => "timeout",
+        End::OverBudget => "output-limit",
+        End::Signal(_) => "signal",
+    }
+}
+
+fn call_name() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("call-{}-{n}-{nanos:08x}", std::process::id())
+}
+
+fn announce(plan: &SandboxPlan, events: &Events) {
+    if plan.yolo {
+        eprintln!("hullward: WARNING: --yolo: NO SANDBOX. The program runs with hullward's full privileges, filesystem, network and environment.");
+    }
+    for m in &plan.dropped {
+        eprintln!("hullward: --no-strict: running without {}: {}", m.feature, m.consequence);
+    }
+    events.start(plan);
+}
+
+async fn supervise(
+    plan: &SandboxPlan,
+    pidfd: OwnedFd,
+    out_r: OwnedFd,
+    err_r: OwnedFd,
+    cgroup: Option<&CallCgroup>,
+    json: bool,
+) -> Result<End, Error> {
+    let internal = |what: &str| {
+        let what = what.to_string();
+        move |e: std::io::Error| Error::Internal(format!("{what}: {e}"))
+    };
+    let used = Arc::new(AtomicU64::new(0));
+    let err_sink = if json {
+        Sink::JsonEvents { stream: "stderr", out: tokio::io::stderr() }
+    } else {
+        Sink::Stderr(tokio::io::stderr())
+    };
+    let mut out_task = tokio::spawn(pump::pump(
+        out_r,
+        Box::new(PassThrough),
+        Sink::Stdout(tokio::io::stdout()),
+        used.clone(),
+        plan.output_cap,
+    ));
+    let mut err_task =
+        tokio::spawn(pump::pump(err_r, Box::new(PassThrough), err_sink, used, plan.output_cap));
+    let child = sys::async_pidfd(pidfd).map_err(internal("pidfd"))?;
+    let timeout = plan.timeout.unwrap_or(Duration::from_secs(u64::MAX / 4));
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut sigint = signal(SignalKind::interrupt()).map_err(internal("signal"))?;
+    let mut sigterm = signal(SignalKind::terminate()).map_err(internal("signal"))?;
+    let mut sighup = signal(SignalKind::hangup()).map_err(internal("signal"))?;
+    let (mut out_done, mut err_done) = (false, false);
+
+    let end = loop {
+        tokio::select! {
+            guard = child.readable() => {
+                let mut guard = guard.map_err(internal("pidfd"))?;
+                if let Some(status) = sys::try_reap(child.get_ref().as_raw_fd()).map_err(internal("waitid"))? {
+                    break End::Exited(status);
+                }
+                guard.clear_ready();
+            }
+            _ = &mut deadline => break End::Timeout,
+            r = &mut out_task, if !out_done => {
+                out_done = true;
+                if matches!(r, Ok(Ok(PumpEnd::OverBudget))) { break End::OverBudget; }
+            }
+            r = &mut err_task, if !err_done => {
+                err_done = true;
+                if matches!(r, Ok(Ok(PumpEnd::OverBudget))) { break End::OverBudget; }
+            }
+            _ = sigint.recv() => break End::Signal(libc::SIGINT),
+            _ = sigterm.recv() => break End::Signal(libc::SIGTERM),
+            _ = sighup.recv() => break End::Signal(libc::SIGHUP),
+        }
+    };
+
+    if !matches!(end, End::Exited(_)) {
+        let _ = sys::pidfd_kill(child.get_ref().as_raw_fd(), libc::SIGKILL);
+        let _ = sys::wait(child.get_ref().as_raw_fd());
+    }
+    if !reap::kill_tree(cgroup, KILL_WAIT) {
+        eprintln!("hullward: warning: some processes of the call could not be confirmed dead");
+    }
+    for (done, task) in [(out_done, &mut out_task), (err_done, &mut err_task)] {
+        if !done {
+            let _ = tokio::time::timeout(KILL_WAIT, task).await;
+        }
+    }
+    Ok(end)
+}
+
+/// Re-walks the roots and reports protected files created or changed during the call.
+fn report_protected_changes(policy: &Policy, plan: &SandboxPlan, events: &Events) {
+    if plan.yolo {
+        return;
+    }
+    let mut roots = policy.roots();
+    roots.extend(
+        policy.sandbox.writable.iter().filter(|w| !w.starts_with("/tmp") && !w.starts_with("/run")).cloned(),
+    );
+    let after = match masks::scan(&roots, &policy.deny, &policy.sandbox.writable, WalkLimits::default()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hullward: warning: cannot re-check protected files after the call: {e}");
+            return;
+        }
+    };
+    for change in plan.snapshot.changes_since(&after) {
+        let shown = shown_path(policy, &change.path);
+        eprintln!(
+            "hullward: warning: protected file '{shown}' was {} during the call (matches '{}')",
+            if change.created { "created" } else { "changed" },
+            change.pattern
+        );
+        events.protected_change(&shown, change.created, &change.pattern);
+    }
+}
+
+fn shown_path(policy: &Policy, path: &std::path::Path) -> String {
+    policy
+        .roots()
+        .iter()
+        .find_map(|r| path.strip_prefix(r).ok())
+        .map_or_else(|| path.display().to_string(), |p| PathBuf::from(p).display().to_string())
+}

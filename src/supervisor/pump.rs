@@ -1,0 +1,102 @@
+//! Output pumps: the child's stdout and stderr, read asynchronously, passed through a filter,
+//! written to hullward's own stdout and stderr — never buffered without bound.
+//!
+//! Each pump reads up to 64 KiB at a time from its pipe, counts the bytes against the call's
+//! shared output budget (`Limits.OutputBytes`; when it is exhausted the pump stops and reports it,
+//! and the supervisor kills the tree), runs the chunk through its [`StreamFilter`] and writes the
+//! result out. At end of file the filter's held-back tail is flushed.
+
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::unix::pipe;
+
+/// A transformation applied to a byte stream in chunks (secret masking, diff hiding).
+pub trait StreamFilter: Send {
+    /// Filters `chunk`, appending what can be released now to `out`.
+    fn push(&mut self, chunk: &[u8], out: &mut Vec<u8>);
+    /// Appends whatever was held back, at end of stream.
+    fn finish(&mut self, out: &mut Vec<u8>);
+}
+
+/// How a pump ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PumpEnd {
+    Eof,
+    /// The shared output budget ran out.
+    OverBudget,
+}
+
+/// Where a pump writes.
+pub enum Sink {
+    Stdout(tokio::io::Stdout),
+    Stderr(tokio::io::Stderr),
+    /// Each filtered chunk becomes a JSON event line on stderr (`--json`).
+    JsonEvents {
+        stream: &'static str,
+        out: tokio::io::Stderr,
+    },
+}
+
+impl Sink {
+    async fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
+        match self {
+            Sink::Stdout(o) => write_flush(o, data).await,
+            Sink::Stderr(o) => write_flush(o, data).await,
+            Sink::JsonEvents { stream, out } => {
+                let line = serde_json::json!({ "event": stream, "data": String::from_utf8_lossy(data) });
+                write_flush(out, format!("{line}\n").as_bytes()).await
+            }
+        }
+    }
+}
+
+async fn write_flush<W: AsyncWrite + Unpin>(w: &mut W, data: &[u8]) -> std::io::Result<()> {
+    w.write_all(data).await?;
+    w.flush().await
+}
+
+/// Pumps `fd` into `sink` through `filter` until end of file or until `budget` bytes have been
+/// read by all pumps sharing it. A write error on the sink (a closed stdout) stops the copying but
+/// keeps draining, so the child never blocks on a full pipe.
+pub async fn pump(
+    fd: OwnedFd,
+    mut filter: Box<dyn StreamFilter>,
+    mut sink: Sink,
+    used: Arc<AtomicU64>,
+    budget: u64,
+) -> std::io::Result<PumpEnd> {
+    let mut rx = pipe::Receiver::from_owned_fd(fd)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut out = Vec::with_capacity(64 * 1024);
+    let mut sink_ok = true;
+    loop {
+        let n = rx.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        let before = used.fetch_add(n as u64, Ordering::Relaxed);
+        let allowed = budget.saturating_sub(before).min(n as u64) as usize;
+        out.clear();
+        filter.push(&buf[..allowed], &mut out);
+        if sink_ok && !out.is_empty() {
+            sink_ok = sink.write(&out).await.is_ok();
+        }
+        if allowed < n {
+            out.clear();
+            filter.finish(&mut out);
+            if sink_ok && !out.is_empty() {
+                let _ = sink.write(&out).await;
+            }
+            return Ok(PumpEnd::OverBudget);
+        }
+    }
+    out.clear();
+    filter.finish(&mut out);
+    if sink_ok && !out.is_empty() {
+        let _ = sink.write(&out).await;
+    }
+    Ok(PumpEnd::Eof)
+}
