@@ -1,6 +1,8 @@
-//! `hullward explain`: the resolved policy — roots, globs and where each came from, what every
-//! built-in default adds — as text or `--json`. Both renderings come from one JSON value so they
-//! cannot disagree.
+//! `hullward explain [-- PROGRAM]`: the resolved policy — roots, globs and where each came from,
+//! what every built-in default adds — and, with a program, the `SandboxPlan` that `run` would
+//! apply on this kernel: each mask and the rule that produced it, the mount view, the Landlock
+//! rules, the seccomp policy, limits, and what `--no-strict` drops. Text or `--json`; both
+//! renderings come from one JSON value so they cannot disagree.
 
 use std::ffi::OsString;
 
@@ -9,16 +11,44 @@ use serde_json::{json, Value};
 use super::CommonArgs;
 use crate::error::Error;
 use crate::policy::{duration, GlobRules, HostAllowlist, Policy};
+use crate::sandbox::kernel::KernelSupport;
+use crate::sandbox::plan::{self, Call, PlanError};
 
-pub fn run(common: &CommonArgs, _argv: &[OsString]) -> Result<u8, Error> {
+pub fn run(common: &CommonArgs, argv: &[OsString]) -> Result<u8, Error> {
     let policy = common.policy()?;
-    let report = policy_json(&policy);
+    let mut report = policy_json(&policy);
+    let mut code = 0;
+    if !argv.is_empty() {
+        let call = Call {
+            argv: argv.to_vec(),
+            cwd: std::env::current_dir().map_err(|e| Error::Internal(format!("current directory: {e}")))?,
+            env: std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect(),
+            terminal: false,
+        };
+        report["plan"] = match plan::build(&policy, &call, &KernelSupport::probe_env()) {
+            Ok(p) => p.to_json(),
+            Err(e @ PlanError::StrictRefused(_)) => {
+                code = crate::error::code::STRICT_REFUSED;
+                json!({ "refused": e.to_string() })
+            }
+            Err(e @ PlanError::NotFound(_)) => {
+                code = 127;
+                json!({ "refused": e.to_string() })
+            }
+            Err(e) => return Err(Error::Internal(e.to_string())),
+        };
+    }
     if common.json {
         println!("{report}");
     } else {
         print!("{}", render(&report));
+        if let Some(plan) = report.get("plan") {
+            print!("{}", render_plan(plan));
+        }
     }
-    Ok(0)
+    Ok(code)
 }
 
 fn globs_json(rules: &GlobRules) -> Value {
@@ -173,5 +203,102 @@ pub fn render(r: &Value) -> String {
         s(&r["yolo"])
     ));
     out.push_str(&format!("audit log:    {}\n", s(&r["audit"])));
+    out
+}
+
+/// Human-readable rendering of a plan (the `plan` member of the report).
+fn render_plan(p: &Value) -> String {
+    let s = |v: &Value| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+    let mut out = String::from("\nenforcement for this call:\n");
+    if let Some(refused) = p.get("refused") {
+        out.push_str(&format!("  REFUSED: {}\n", s(refused)));
+        return out;
+    }
+    out.push_str(&format!("  program:      {} (cwd {})\n", s(&p["program"]), s(&p["cwd"])));
+    out.push_str(&format!("  environment:  {}\n", list_or(&p["env"], "(empty)")));
+    out.push_str(&format!(
+        "  network:      {} ({})\n",
+        s(&p["network"]["mode"]),
+        s(&p["network"]["namespace"])
+    ));
+    if let Some(view) = p["view"].as_object() {
+        out.push_str(&format!("  view:         a fresh root holding only:\n"));
+        out.push_str(&format!("    read-only   {}\n", list_or(&view["system_read_only"], "-")));
+        out.push_str(&format!("    read-write  {}\n", list_or(&view["read_write"], "-")));
+        if view["read_only"].as_array().is_some_and(|a| !a.is_empty()) {
+            out.push_str(&format!("    read-only roots {}\n", list_or(&view["read_only"], "-")));
+        }
+        out.push_str("    private     /tmp, /run, /dev/shm (tmpfs); /proc read-only; minimal /dev\n");
+    } else {
+        out.push_str("  view:         the host's (no mount namespace)\n");
+    }
+    match p["masks"].as_array() {
+        Some(masks) if !masks.is_empty() => {
+            out.push_str(&format!("  masks ({}; mode-000 read-only mounts):\n", masks.len()));
+            for m in masks {
+                out.push_str(&format!(
+                    "    {:<5} {:<40} rule '{}'{}\n",
+                    s(&m["kind"]),
+                    s(&m["path"]),
+                    s(&m["rule"]),
+                    if m["via_symlink"].is_null() {
+                        String::new()
+                    } else {
+                        format!(" (via symlink {})", s(&m["via_symlink"]))
+                    }
+                ));
+            }
+        }
+        _ => out.push_str("  masks:        none (no deny rule matches under the roots)\n"),
+    }
+    if p["pinned"].as_array().is_some_and(|a| !a.is_empty()) {
+        out.push_str(&format!("  pinned:       {} (cannot be renamed away)\n", list_or(&p["pinned"], "")));
+    }
+    match p["landlock"].as_object() {
+        Some(l) => {
+            out.push_str(&format!("  landlock:     ABI {}\n", s(&l["abi"])));
+            for r in l["rules"].as_array().into_iter().flatten() {
+                out.push_str(&format!("    {:<18} {}\n", s(&r["access"]), s(&r["path"])));
+            }
+            out.push_str(&format!(
+                "    tcp connect {}; scopes {}\n",
+                if l["tcp_handled"].as_bool() == Some(true) {
+                    list_or(&l["tcp_connect"], "none allowed")
+                } else {
+                    "not handled".into()
+                },
+                list_or(&l["scopes"], "none")
+            ));
+        }
+        None => out.push_str("  landlock:     NOT APPLIED\n"),
+    }
+    match p["seccomp"].as_object() {
+        Some(sc) => {
+            out.push_str("  seccomp:      default allow; EPERM for:\n");
+            for line in sc["denied_with_eperm"].as_array().into_iter().flatten() {
+                out.push_str(&format!("    {}\n", s(line)));
+            }
+        }
+        None => out.push_str("  seccomp:      NOT APPLIED\n"),
+    }
+    out.push_str(&format!("  capabilities: {}\n", s(&p["capabilities"])));
+    out.push_str(&format!(
+        "  limits:       processes {}, memory {}, tree kill by {}, timeout {}, output {} bytes\n",
+        s(&p["cgroup"]["processes"]),
+        if p["cgroup"]["memory_bytes"].is_null() {
+            "unlimited".into()
+        } else {
+            s(&p["cgroup"]["memory_bytes"])
+        },
+        s(&p["cgroup"]["kill"]),
+        if p["timeout"].is_null() { "none".into() } else { s(&p["timeout"]) },
+        s(&p["output_bytes"])
+    ));
+    if let Some(dropped) = p["dropped"].as_array().filter(|d| !d.is_empty()) {
+        out.push_str("  DROPPED (--no-strict):\n");
+        for d in dropped {
+            out.push_str(&format!("    {}: {}\n", s(&d["feature"]), s(&d["consequence"])));
+        }
+    }
     out
 }

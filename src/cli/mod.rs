@@ -7,6 +7,7 @@
 
 mod args;
 mod check;
+mod doctor;
 mod explain;
 mod run;
 mod validate;
@@ -113,7 +114,7 @@ fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Run { argv } => run::run(common, argv),
         Command::Sh { .. } => Err(Error::NotImplemented("sh")),
         Command::Filter => Err(Error::NotImplemented("filter")),
-        Command::Doctor => Err(Error::NotImplemented("doctor")),
+        Command::Doctor => doctor::run(common),
         Command::Serve { .. } => Err(Error::NotImplemented("serve")),
     }
 }

@@ -25,6 +25,9 @@ pub trait StreamFilter: Send {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PumpEnd {
     Eof,
+    /// The reader of hullward's output went away; the pipe was closed so the child gets EPIPE
+    /// (SIGPIPE), as it would without hullward in between.
+    SinkClosed,
     /// The shared output budget ran out.
     OverBudget,
 }
@@ -59,8 +62,8 @@ async fn write_flush<W: AsyncWrite + Unpin>(w: &mut W, data: &[u8]) -> std::io::
 }
 
 /// Pumps `fd` into `sink` through `filter` until end of file or until `budget` bytes have been
-/// read by all pumps sharing it. A write error on the sink (a closed stdout) stops the copying but
-/// keeps draining, so the child never blocks on a full pipe.
+/// read by all pumps sharing it. A write error on the sink (a closed stdout) ends the pump and
+/// closes the pipe, passing the broken pipe on to the child.
 pub async fn pump(
     fd: OwnedFd,
     mut filter: Box<dyn StreamFilter>,
@@ -71,7 +74,6 @@ pub async fn pump(
     let mut rx = pipe::Receiver::from_owned_fd(fd)?;
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
-    let mut sink_ok = true;
     loop {
         let n = rx.read(&mut buf).await?;
         if n == 0 {
@@ -81,22 +83,20 @@ pub async fn pump(
         let allowed = budget.saturating_sub(before).min(n as u64) as usize;
         out.clear();
         filter.push(&buf[..allowed], &mut out);
-        if sink_ok && !out.is_empty() {
-            sink_ok = sink.write(&out).await.is_ok();
+        if allowed < n {
+            filter.finish(&mut out);
+        }
+        if !out.is_empty() && sink.write(&out).await.is_err() {
+            return Ok(PumpEnd::SinkClosed);
         }
         if allowed < n {
-            out.clear();
-            filter.finish(&mut out);
-            if sink_ok && !out.is_empty() {
-                let _ = sink.write(&out).await;
-            }
             return Ok(PumpEnd::OverBudget);
         }
     }
     out.clear();
     filter.finish(&mut out);
-    if sink_ok && !out.is_empty() {
-        let _ = sink.write(&out).await;
+    if !out.is_empty() && sink.write(&out).await.is_err() {
+        return Ok(PumpEnd::SinkClosed);
     }
     Ok(PumpEnd::Eof)
 }
