@@ -222,7 +222,7 @@ fn render_plan(p: &Value) -> String {
         s(&p["network"]["namespace"])
     ));
     if let Some(view) = p["view"].as_object() {
-        out.push_str(&format!("  view:         a fresh root holding only:\n"));
+        out.push_str("  view:         a fresh root holding only:\n");
         out.push_str(&format!("    read-only   {}\n", list_or(&view["system_read_only"], "-")));
         out.push_str(&format!("    read-write  {}\n", list_or(&view["read_write"], "-")));
         if view["read_only"].as_array().is_some_and(|a| !a.is_empty()) {
