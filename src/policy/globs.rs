@@ -108,14 +108,21 @@ impl GlobRules {
 
     /// The first rule matching `rel` itself (no ancestor walk).
     pub fn match_exact(&self, rel: &Path) -> Option<&GlobRule> {
+        if !self.set.is_match(rel) {
+            return None;
+        }
         self.set.matches(rel).into_iter().min().map(|i| &self.rules[i])
     }
 
     /// The first rule that covers the directory `rel` as a whole: the rule matches `rel` itself,
     /// or it is `P/**` and `P` matches `rel`.
     pub fn covers_dir(&self, rel: &Path) -> Option<&GlobRule> {
-        self.match_exact(rel)
-            .or_else(|| self.dirs.matches(rel).into_iter().min().map(|i| &self.rules[self.dir_rules[i]]))
+        self.match_exact(rel).or_else(|| {
+            if !self.dirs.is_match(rel) {
+                return None;
+            }
+            self.dirs.matches(rel).into_iter().min().map(|i| &self.rules[self.dir_rules[i]])
+        })
     }
 
     /// The first rule matching `rel` or one of its ancestors (closest ancestor last).

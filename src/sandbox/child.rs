@@ -173,7 +173,7 @@ pub enum MountOp {
         slot: usize,
         target: CString,
     },
-    /// A plain (non-recursive) bind mount: masks and pinned ancestors.
+    /// A plain (non-recursive) bind mount: device nodes and pinned ancestors.
     Bind {
         src: CString,
         target: CString,
@@ -182,12 +182,20 @@ pub enum MountOp {
     SetReadOnly {
         target: CString,
     },
-    /// Detach a mount (the mask staging area).
-    Umount {
+    /// Create the mask sources in slot `slot`: a detached, read-only tmpfs (never attached
+    /// anywhere) holding an empty mode-000 file `file` and an empty mode-000 directory `dir`.
+    MaskSource {
+        slot: usize,
+    },
+    /// Mount a copy of `name` (`file` or `dir`) from the mask source in `slot` over `target`.
+    Mask {
+        slot: usize,
+        name: CString,
         target: CString,
     },
-    Rmdir {
-        path: CString,
+    /// Close a slot's descriptor (dropping a detached mount).
+    Close {
+        slot: usize,
     },
     /// Make `new_root` the root of this mount namespace and drop the old root entirely.
     PivotRoot {
@@ -378,7 +386,7 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan, i: usize) -> Result<(), Errno
     match op {
         MountOp::MakePrivate => sys.mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None),
         MountOp::Clone { src, slot, set, clear } => {
-            let fd = sys.open_tree(src, CLONE_FLAGS)?;
+            let fd = sys.open_tree(libc::AT_FDCWD, src, CLONE_FLAGS)?;
             if let Some(s) = plan.slots.get_mut(*slot) {
                 *s = fd;
             }
@@ -411,8 +419,26 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan, i: usize) -> Result<(), Errno
             libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
             None,
         ),
-        MountOp::Umount { target } => sys.umount2(target, libc::MNT_DETACH),
-        MountOp::Rmdir { path } => sys.rmdir(path),
+        MountOp::MaskSource { slot } => {
+            const RDONLY: u64 = 0x1;
+            const NOSUID_NODEV_NOEXEC: u64 = 0x2 | 0x4 | 0x8;
+            let fd = sys.detached_tmpfs(c"0700", NOSUID_NODEV_NOEXEC)?;
+            if let Some(s) = plan.slots.get_mut(*slot) {
+                *s = fd;
+            }
+            let file = sys.openat(fd, c"file", libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0)?;
+            sys.close(file)?;
+            sys.mkdirat(fd, c"dir", 0)?;
+            sys.mount_setattr_fd(fd, false, RDONLY, 0)
+        }
+        MountOp::Mask { slot, name, target } => {
+            let source = plan.slots.get(*slot).copied().unwrap_or(-1);
+            let copy = sys.open_tree(source, name, libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC)?;
+            let attached = sys.move_mount_fd(copy, target);
+            let _ = sys.close(copy);
+            attached
+        }
+        MountOp::Close { slot } => sys.close(plan.slots.get(*slot).copied().unwrap_or(-1)),
         MountOp::PivotRoot { new_root } => {
             sys.chdir(new_root)?;
             sys.pivot_root(c".", c".")?;
@@ -447,8 +473,9 @@ fn describe_op(op: &MountOp) -> String {
         MountOp::Attach { target, .. } => format!("attaching at '{}'", show(target)),
         MountOp::Bind { src, target } => format!("bind '{}' over '{}'", show(src), show(target)),
         MountOp::SetReadOnly { target } => format!("read-only '{}'", show(target)),
-        MountOp::Umount { target } => format!("unmounting '{}'", show(target)),
-        MountOp::Rmdir { path } => format!("rmdir '{}'", show(path)),
+        MountOp::MaskSource { .. } => "creating the mask source".into(),
+        MountOp::Mask { target, .. } => format!("masking '{}'", show(target)),
+        MountOp::Close { .. } => "closing a mount descriptor".into(),
         MountOp::PivotRoot { new_root } => format!("pivot_root to '{}'", show(new_root)),
     }
 }
@@ -523,8 +550,17 @@ mod tests {
         fn umount2(&self, _: &CStr, _: i32) -> Result<(), Errno> {
             self.rec("umount2")
         }
-        fn open_tree(&self, _: &CStr, _: u32) -> Result<RawFd, Errno> {
+        fn open_tree(&self, _: RawFd, _: &CStr, _: u32) -> Result<RawFd, Errno> {
             self.rec("open_tree").map(|_| self.fd())
+        }
+        fn detached_tmpfs(&self, _: &CStr, _: u64) -> Result<RawFd, Errno> {
+            self.rec("detached_tmpfs").map(|_| self.fd())
+        }
+        fn openat(&self, _: RawFd, _: &CStr, _: i32, _: u32) -> Result<RawFd, Errno> {
+            self.rec("openat").map(|_| self.fd())
+        }
+        fn mkdirat(&self, _: RawFd, _: &CStr, _: u32) -> Result<(), Errno> {
+            self.rec("mkdirat")
         }
         fn mount_setattr_fd(&self, _: RawFd, _: bool, _: u64, _: u64) -> Result<(), Errno> {
             self.rec("mount_setattr")

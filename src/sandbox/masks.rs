@@ -16,9 +16,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
-use ignore::{WalkBuilder, WalkState};
+use std::sync::{Condvar, Mutex};
 
 use crate::policy::{GlobRules, Origin};
 
@@ -93,10 +91,11 @@ pub enum WalkError {
     TooManyMasks { limit: usize },
 }
 
+#[derive(Default)]
 struct Found {
     masks: Vec<Mask>,
     skipped_links: Vec<PathBuf>,
-    stamps: Vec<(PathBuf, Stamp, String)>,
+    stamps: Vec<(PathBuf, Stamp)>,
     error: Option<WalkError>,
 }
 
@@ -109,21 +108,65 @@ fn stamp(meta: &std::fs::Metadata) -> Stamp {
     }
 }
 
+/// Directories waiting to be read, shared by the walking threads.
+struct Queue {
+    /// (root index, directory relative to that root, depth).
+    dirs: Vec<(usize, PathBuf, usize)>,
+    /// Directories being read right now.
+    active: usize,
+    stop: bool,
+}
+
+struct Walk<'a> {
+    roots: &'a [PathBuf],
+    deny: &'a GlobRules,
+    inside: &'a [PathBuf],
+    limits: WalkLimits,
+    queue: Mutex<Queue>,
+    ready: Condvar,
+    found: Mutex<Found>,
+    entries: AtomicUsize,
+}
+
+/// Pending directories above which more threads join the walk.
+const PARALLEL_THRESHOLD: usize = 32;
+
 /// Walks `roots` (the sandbox roots and writable host directories) and returns every protected
 /// entry. `inside` are the directories a symlink target must lie in to be masked.
+///
+/// Small trees are walked on the calling thread alone; once enough directories are pending,
+/// helper threads join (work queue, no thread per directory).
 pub fn scan(
     roots: &[PathBuf],
     deny: &GlobRules,
     inside: &[PathBuf],
     limits: WalkLimits,
 ) -> Result<Snapshot, WalkError> {
-    let found =
-        Mutex::new(Found { masks: Vec::new(), skipped_links: Vec::new(), stamps: Vec::new(), error: None });
-    let entries = AtomicUsize::new(0);
-    for root in roots {
-        walk_root(root, roots, deny, inside, limits, &found, &entries);
-    }
-    let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let walk = Walk {
+        roots,
+        deny,
+        inside,
+        limits,
+        queue: Mutex::new(Queue {
+            dirs: (0..roots.len()).map(|i| (i, PathBuf::new(), 0)).collect(),
+            active: 0,
+            stop: false,
+        }),
+        ready: Condvar::new(),
+        found: Mutex::new(Found::default()),
+        entries: AtomicUsize::new(0),
+    };
+    let helpers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) - 1;
+    std::thread::scope(|scope| {
+        let mut spawned = 0;
+        walk.work(|pending| {
+            while pending > PARALLEL_THRESHOLD && spawned < helpers {
+                spawned += 1;
+                scope.spawn(|| walk.work(|_| {}));
+            }
+        });
+    });
+    let found = walk.found.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = found.error {
         return Err(e);
     }
@@ -138,119 +181,135 @@ pub fn scan(
         return Err(WalkError::TooManyMasks { limit: limits.max_masks });
     }
     let pins = pins_for(roots, deny, &masks);
-    let mut stamps = BTreeMap::new();
-    for (path, st, _) in found.stamps {
-        stamps.insert(path, st);
-    }
     Ok(Snapshot {
         masks,
         pins,
         skipped_links: found.skipped_links,
-        stamps,
-        entries_seen: entries.load(Ordering::Relaxed),
+        stamps: found.stamps.into_iter().collect(),
+        entries_seen: walk.entries.load(Ordering::Relaxed),
     })
 }
 
-fn walk_root(
-    root: &Path,
-    roots: &[PathBuf],
-    deny: &GlobRules,
-    inside: &[PathBuf],
-    limits: WalkLimits,
-    found: &Mutex<Found>,
-    entries: &AtomicUsize,
-) {
-    let walker = WalkBuilder::new(root)
-        .standard_filters(false)
-        .follow_links(false)
-        .max_depth(Some(limits.max_depth))
-        .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(8)))
-        .build_parallel();
-    walker.run(|| {
-        Box::new(|result| {
-            let fail = |e: WalkError| {
-                let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
-                f.error.get_or_insert(e);
-                WalkState::Quit
-            };
-            let entry = match result {
-                Ok(e) => e,
-                Err(err) => {
-                    if err.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) {
-                        return WalkState::Continue;
+impl Walk<'_> {
+    /// Takes directories from the queue until none is left anywhere; `on_pending` is told how
+    /// many are waiting after each directory (to decide on more threads).
+    fn work(&self, mut on_pending: impl FnMut(usize)) {
+        loop {
+            let (root, rel, depth) = {
+                let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    if q.stop {
+                        return;
                     }
-                    let path = match &err {
-                        ignore::Error::WithPath { path, .. } => path.clone(),
-                        _ => root.to_path_buf(),
-                    };
-                    return fail(WalkError::Unreadable { path, reason: err.to_string() });
+                    if let Some(next) = q.dirs.pop() {
+                        q.active += 1;
+                        break next;
+                    }
+                    if q.active == 0 {
+                        self.ready.notify_all();
+                        return;
+                    }
+                    q = self.ready.wait(q).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            if entries.fetch_add(1, Ordering::Relaxed) >= limits.max_entries {
-                return fail(WalkError::TooManyEntries { limit: limits.max_entries });
+            let result = self.read_dir(root, &rel, depth);
+            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            q.active -= 1;
+            match result {
+                Ok(subdirs) => q.dirs.extend(subdirs.into_iter().map(|d| (root, d, depth + 1))),
+                Err(e) => {
+                    q.stop = true;
+                    self.found.lock().unwrap_or_else(|p| p.into_inner()).error.get_or_insert(e);
+                }
             }
-            let path = entry.path();
-            let Ok(rel) = path.strip_prefix(root) else { return WalkState::Continue };
-            if rel.as_os_str().is_empty() {
-                return WalkState::Continue;
+            let pending = q.dirs.len();
+            drop(q);
+            self.ready.notify_all();
+            on_pending(pending);
+        }
+    }
+
+    /// Reads one directory; returns its subdirectories to descend into.
+    fn read_dir(&self, root: usize, rel: &Path, depth: usize) -> Result<Vec<PathBuf>, WalkError> {
+        let base = &self.roots[root];
+        let dir = base.join(rel);
+        let unreadable = |path: &Path, e: std::io::Error| WalkError::Unreadable {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        };
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && depth > 0 => return Ok(Vec::new()),
+            Err(e) => return Err(unreadable(&dir, e)),
+        };
+        let mut subdirs = Vec::new();
+        let mut child = rel.to_path_buf();
+        for entry in entries {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => return Err(unreadable(&dir, e)),
+            };
+            if self.entries.fetch_add(1, Ordering::Relaxed) >= self.limits.max_entries {
+                return Err(WalkError::TooManyEntries { limit: self.limits.max_entries });
             }
-            let Some(ft) = entry.file_type() else { return WalkState::Continue };
+            let ft = match entry.file_type() {
+                Ok(ft) => ft,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(unreadable(&entry.path(), e)),
+            };
+            child.push(entry.file_name());
             if ft.is_dir() {
-                if let Some(rule) = deny.covers_dir(rel) {
-                    push_mask(found, path.to_path_buf(), MaskKind::Dir, &rule.pattern, None);
-                    return WalkState::Skip;
+                if let Some(rule) = self.deny.covers_dir(&child) {
+                    self.push_mask(base.join(&child), MaskKind::Dir, &rule.pattern, None);
+                } else if depth + 1 < self.limits.max_depth {
+                    subdirs.push(child.clone());
                 }
-                return WalkState::Continue;
-            }
-            let Some(rule) = deny.match_exact(rel) else { return WalkState::Continue };
-            if ft.is_symlink() {
-                masked_link_target(found, path, roots, inside, &rule.pattern);
-                return WalkState::Continue;
-            }
-            match std::fs::symlink_metadata(path) {
-                Ok(meta) => {
-                    let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
-                    f.stamps.push((path.to_path_buf(), stamp(&meta), rule.pattern.clone()));
-                    f.masks.push(Mask {
-                        path: path.to_path_buf(),
-                        kind: MaskKind::File,
-                        pattern: rule.pattern.clone(),
-                        via_symlink: None,
-                    });
-                    WalkState::Continue
+            } else if let Some(rule) = self.deny.match_exact(&child) {
+                let path = base.join(&child);
+                if ft.is_symlink() {
+                    self.masked_link_target(&path, &rule.pattern);
+                } else {
+                    match std::fs::symlink_metadata(&path) {
+                        Ok(meta) => {
+                            let mut f = self.found.lock().unwrap_or_else(|p| p.into_inner());
+                            f.stamps.push((path.clone(), stamp(&meta)));
+                            f.masks.push(Mask {
+                                path,
+                                kind: MaskKind::File,
+                                pattern: rule.pattern.clone(),
+                                via_symlink: None,
+                            });
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(unreadable(&path, e)),
+                    }
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => WalkState::Continue,
-                Err(e) => fail(WalkError::Unreadable { path: path.to_path_buf(), reason: e.to_string() }),
             }
-        })
-    });
-}
-
-fn push_mask(found: &Mutex<Found>, path: PathBuf, kind: MaskKind, pattern: &str, via: Option<PathBuf>) {
-    let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
-    f.masks.push(Mask { path, kind, pattern: pattern.to_string(), via_symlink: via });
-}
-
-fn masked_link_target(
-    found: &Mutex<Found>,
-    link: &Path,
-    roots: &[PathBuf],
-    inside: &[PathBuf],
-    pattern: &str,
-) {
-    let target = std::fs::canonicalize(link).ok();
-    let kind = target.as_ref().and_then(|t| std::fs::metadata(t).ok()).map(|m| {
-        if m.is_dir() {
-            MaskKind::Dir
-        } else {
-            MaskKind::File
+            child.pop();
         }
-    });
-    match (target, kind) {
-        (Some(t), Some(kind)) if roots.iter().chain(inside).any(|r| t.starts_with(r)) => {
-            push_mask(found, t, kind, pattern, Some(link.to_path_buf()))
+        Ok(subdirs)
+    }
+
+    fn push_mask(&self, path: PathBuf, kind: MaskKind, pattern: &str, via: Option<PathBuf>) {
+        let mut f = self.found.lock().unwrap_or_else(|p| p.into_inner());
+        f.masks.push(Mask { path, kind, pattern: pattern.to_string(), via_symlink: via });
+    }
+
+    fn masked_link_target(&self, link: &Path, pattern: &str) {
+        let target = std::fs::canonicalize(link).ok();
+        let kind = target.as_ref().and_then(|t| std::fs::metadata(t).ok()).map(|m| {
+            if m.is_dir() {
+                MaskKind::Dir
+            } else {
+                MaskKind::File
+            }
+        });
+        match (target, kind) {
+            (Some(t), Some(kind)) if self.roots.iter().chain(self.inside).any(|r| t.starts_with(r)) => {
+                self.push_mask(t, kind, pattern, Some(link.to_path_buf()))
+            }
+            _ => self.found.lock().unwrap_or_else(|p| p.into_inner()).skipped_links.push(link.to_path_buf()),
         }
-        _ => found.lock().unwrap_or_else(|p| p.into_inner()).skipped_links.push(link.to_path_buf()),
     }
 }
 

@@ -56,7 +56,12 @@ pub trait Sys {
         data: Option<&CStr>,
     ) -> SysResult<()>;
     fn umount2(&self, target: &CStr, flags: i32) -> SysResult<()>;
-    fn open_tree(&self, path: &CStr, flags: u32) -> SysResult<RawFd>;
+    /// `open_tree` relative to `dirfd` (`AT_FDCWD` for a path in the current view).
+    fn open_tree(&self, dirfd: RawFd, path: &CStr, flags: u32) -> SysResult<RawFd>;
+    /// A detached tmpfs (`fsopen`, `fsconfig`, `fsmount`) with the given `mode=` option.
+    fn detached_tmpfs(&self, mode: &CStr, attrs: u64) -> SysResult<RawFd>;
+    fn openat(&self, dirfd: RawFd, path: &CStr, flags: i32, mode: u32) -> SysResult<RawFd>;
+    fn mkdirat(&self, dirfd: RawFd, path: &CStr, mode: u32) -> SysResult<()>;
     fn mount_setattr_fd(&self, fd: RawFd, recursive: bool, set: u64, clear: u64) -> SysResult<()>;
     fn move_mount_fd(&self, fd: RawFd, target: &CStr) -> SysResult<()>;
     fn mkdir(&self, path: &CStr, mode: u32) -> SysResult<()>;
@@ -226,11 +231,59 @@ impl Sys for RealSys {
         check(unsafe { libc::umount2(target.as_ptr(), flags) })
     }
 
-    fn open_tree(&self, path: &CStr, flags: u32) -> SysResult<RawFd> {
+    fn open_tree(&self, dirfd: RawFd, path: &CStr, flags: u32) -> SysResult<RawFd> {
         // SAFETY: `path` is NUL-terminated; the kernel returns a new descriptor or -1.
-        let fd =
-            check_long(unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) })?;
+        let fd = check_long(unsafe { libc::syscall(libc::SYS_open_tree, dirfd, path.as_ptr(), flags) })?;
         Ok(fd as RawFd)
+    }
+
+    fn detached_tmpfs(&self, mode: &CStr, attrs: u64) -> SysResult<RawFd> {
+        const FSOPEN_CLOEXEC: u32 = 1;
+        const FSCONFIG_SET_STRING: u32 = 1;
+        const FSCONFIG_CMD_CREATE: u32 = 6;
+        const FSMOUNT_CLOEXEC: u32 = 1;
+        // SAFETY: string arguments are NUL-terminated and outlive each call; every descriptor
+        // created here is either returned or closed.
+        unsafe {
+            let fs = check_long(libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), FSOPEN_CLOEXEC))? as RawFd;
+            let configured = check_long(libc::syscall(
+                libc::SYS_fsconfig,
+                fs,
+                FSCONFIG_SET_STRING,
+                c"mode".as_ptr(),
+                mode.as_ptr(),
+                0,
+            ))
+            .and_then(|_| {
+                check_long(libc::syscall(
+                    libc::SYS_fsconfig,
+                    fs,
+                    FSCONFIG_CMD_CREATE,
+                    std::ptr::null::<u8>(),
+                    std::ptr::null::<u8>(),
+                    0,
+                ))
+            });
+            let mounted = configured
+                .and_then(|_| check_long(libc::syscall(libc::SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs)));
+            libc::close(fs);
+            mounted.map(|fd| fd as RawFd)
+        }
+    }
+
+    fn openat(&self, dirfd: RawFd, path: &CStr, flags: i32, mode: u32) -> SysResult<RawFd> {
+        // SAFETY: `path` is NUL-terminated and outlives the call.
+        let fd = unsafe { libc::openat(dirfd, path.as_ptr(), flags, mode as libc::c_uint) };
+        if fd < 0 {
+            Err(Errno::last())
+        } else {
+            Ok(fd)
+        }
+    }
+
+    fn mkdirat(&self, dirfd: RawFd, path: &CStr, mode: u32) -> SysResult<()> {
+        // SAFETY: `path` is NUL-terminated.
+        check(unsafe { libc::mkdirat(dirfd, path.as_ptr(), mode as libc::mode_t) })
     }
 
     fn mount_setattr_fd(&self, fd: RawFd, recursive: bool, set: u64, clear: u64) -> SysResult<()> {

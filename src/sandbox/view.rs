@@ -12,8 +12,9 @@
 //! anything covers them, e.g. a root under `/tmp`) → mount the new root's tmpfs on the staging
 //! directory → in path order, create mount points and attach each source, the `/dev` tmpfs, the
 //! private tmpfs → pin the ancestors of anchored deny patterns (before the masks, because a bind
-//! does not carry the mounts below it) → mount the masks from a staging tmpfs that is then
-//! detached → make the new root read-only → `pivot_root` into it.
+//! does not carry the mounts below it) → mount the masks, copies of an empty mode-000 file or
+//! directory on a read-only tmpfs that is never attached anywhere → make the new root read-only →
+//! `pivot_root` into it.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -37,7 +38,6 @@ const DEV_LINKS: &[(&str, &str)] = &[
     ("/proc/self/fd/2", "/dev/stderr"),
     ("pts/ptmx", "/dev/ptmx"),
 ];
-const MASK_STAGE: &str = "/.hullward-masks";
 
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NOSUID: u64 = 0x2;
@@ -249,7 +249,9 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
         let p = c(&staged(pin))?;
         b.ops.push(MountOp::Bind { src: p.clone(), target: p });
     }
-    masks(&mut b, &spec.masks)?;
+    let mask_slot = slots;
+    slots += 1;
+    masks(&mut b, &spec.masks, mask_slot)?;
     b.ops.push(MountOp::SetReadOnly { target: c(Path::new(STAGE))? });
     b.ops.push(MountOp::PivotRoot { new_root: c(Path::new(STAGE))? });
     Ok(View { ops: b.ops, slots })
@@ -298,34 +300,23 @@ fn dev(b: &mut Builder, spec: &ViewSpec) -> Result<(), ViewError> {
     Ok(())
 }
 
-fn masks(b: &mut Builder, masks: &[Mask]) -> Result<(), ViewError> {
+fn masks(b: &mut Builder, masks: &[Mask], slot: usize) -> Result<(), ViewError> {
     if masks.is_empty() {
         return Ok(());
     }
-    let stage = staged(Path::new(MASK_STAGE));
-    let file = stage.join("file");
-    let dir = stage.join("dir");
-    b.ops.push(MountOp::Mkdir { path: c(&stage)?, mode: 0o700 });
-    b.ops.push(MountOp::Fs {
-        fstype: CString::new("tmpfs").expect("static"),
-        target: c(&stage)?,
-        flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-        options: CString::new("mode=0700,size=4k").expect("static"),
-    });
-    b.ops.push(MountOp::Touch { path: c(&file)?, mode: 0 });
-    b.ops.push(MountOp::Chmod { path: c(&file)?, mode: 0 });
-    b.ops.push(MountOp::Mkdir { path: c(&dir)?, mode: 0 });
-    b.ops.push(MountOp::Chmod { path: c(&dir)?, mode: 0 });
-    b.ops.push(MountOp::SetReadOnly { target: c(&stage)? });
+    b.ops.push(MountOp::MaskSource { slot });
     for m in masks {
-        let src = match m.kind {
-            MaskKind::File => &file,
-            MaskKind::Dir => &dir,
+        let name = match m.kind {
+            MaskKind::File => "file",
+            MaskKind::Dir => "dir",
         };
-        b.ops.push(MountOp::Bind { src: c(src)?, target: c(&staged(&m.path))? });
+        b.ops.push(MountOp::Mask {
+            slot,
+            name: CString::new(name).expect("static"),
+            target: c(&staged(&m.path))?,
+        });
     }
-    b.ops.push(MountOp::Umount { target: c(&stage)? });
-    b.ops.push(MountOp::Rmdir { path: c(&stage)? });
+    b.ops.push(MountOp::Close { slot });
     Ok(())
 }
 
@@ -353,8 +344,11 @@ mod tests {
                     format!("bind {} {}", src.to_string_lossy(), target.to_string_lossy())
                 }
                 MountOp::SetReadOnly { target } => format!("ro {}", target.to_string_lossy()),
-                MountOp::Umount { target } => format!("umount {}", target.to_string_lossy()),
-                MountOp::Rmdir { path } => format!("rmdir {}", path.to_string_lossy()),
+                MountOp::MaskSource { slot } => format!("mask-source #{slot}"),
+                MountOp::Mask { slot, name, target } => {
+                    format!("mask #{slot} {} {}", name.to_string_lossy(), target.to_string_lossy())
+                }
+                MountOp::Close { slot } => format!("close #{slot}"),
                 MountOp::PivotRoot { new_root } => format!("pivot {}", new_root.to_string_lossy()),
             })
             .collect()
@@ -392,16 +386,11 @@ mod tests {
         assert!(pos("mkdir /tmp/etc") < pos("touch /tmp/etc/ld.so.cache"));
         assert!(pos("touch /tmp/etc/ld.so.cache") < pos("attach #1 /tmp/etc/ld.so.cache"));
         assert!(pos("ln usr/bin /tmp/bin") > pos("tmpfs /tmp"));
-        assert!(
-            pos("bind /tmp/tmp/work/proj/infra /tmp/tmp/work/proj/infra")
-                < pos("bind /tmp/.hullward-masks/file /tmp/tmp/work/proj/.env")
-        );
-        assert!(
-            pos("ro /tmp/.hullward-masks") < pos("bind /tmp/.hullward-masks/file /tmp/tmp/work/proj/.env")
-        );
-        assert!(pos("umount /tmp/.hullward-masks") < pos("ro /tmp"));
+        assert!(pos("bind /tmp/tmp/work/proj/infra /tmp/tmp/work/proj/infra") < pos("mask-source #4"));
+        assert!(pos("mask-source #4") < pos("mask #4 file /tmp/tmp/work/proj/.env"));
+        assert!(pos("close #4") < pos("ro /tmp"));
         assert_eq!(n.last().unwrap(), "pivot /tmp");
-        assert_eq!(v.slots, 4);
+        assert_eq!(v.slots, 5);
     }
 
     #[test]
