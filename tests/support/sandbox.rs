@@ -193,11 +193,20 @@ impl Sandbox {
         c
     }
 
-    /// `hullward run --timeout 8s FLAGS -- ARGV`.
+    /// `hullward run --timeout 8s FLAGS -- ARGV` (no default timeout when FLAGS set one).
     pub fn run(&self, flags: &[&str], argv: &[&str]) -> Out {
+        output(&mut self.run_cmd(flags, argv))
+    }
+
+    /// The command [`Sandbox::run`] runs, for callers that set up stdio themselves.
+    pub fn run_cmd(&self, flags: &[&str], argv: &[&str]) -> Command {
         let mut c = self.hullward();
-        c.arg("run").arg("--timeout").arg(CALL_TIMEOUT).args(flags).arg("--").args(argv);
-        output(&mut c)
+        c.arg("run");
+        if !flags.contains(&"--timeout") {
+            c.arg("--timeout").arg(CALL_TIMEOUT);
+        }
+        c.args(flags).arg("--").args(argv);
+        c
     }
 
     /// `hullward run -- sh -c SCRIPT` (with `$ROOT`, `$HOMEDIR`, `$OUTSIDE` expanded by the
