@@ -202,11 +202,15 @@ fn walk_root(
                 }
                 return WalkState::Continue;
             }
-            let Some(rule) = deny.match_exact(rel) else { return WalkState::Continue };
             if ft.is_symlink() {
-                masked_link_target(found, path, roots, inside, &rule.pattern);
+                // Denied by its own name, or as a denied directory (`secrets/**` with `secrets`
+                // a link to elsewhere in the roots): either way its target is masked.
+                if let Some(rule) = deny.covers_dir(rel) {
+                    masked_link_target(found, path, roots, inside, &rule.pattern);
+                }
                 return WalkState::Continue;
             }
+            let Some(rule) = deny.match_exact(rel) else { return WalkState::Continue };
             match std::fs::symlink_metadata(path) {
                 Ok(meta) => {
                     let mut f = found.lock().unwrap_or_else(|p| p.into_inner());
