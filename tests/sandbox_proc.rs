@@ -440,9 +440,12 @@ fn an_output_flood_is_cut_at_the_budget_and_the_tree_killed() {
         &["sh", "-c", "sleep 300 & echo BG=$!; (yes HW-FLOOD >&2 &); yes HW-FLOOD"],
     );
     assert_eq!(out.code, 137, "{out}");
-    let flood = out.raw_stdout.len() + out.stderr.matches("HW-FLOOD").count() * 9;
-    assert!(flood <= 65536, "{flood} bytes passed\n{}", &out.stderr[..out.stderr.len().min(500)]);
-    assert!(out.stderr.contains("output exceeded 65536 bytes"), "{}", out.stderr.len());
+    // The child's bytes on stderr end where hullward's own message starts.
+    let msg =
+        out.stderr.find("hullward: output exceeded 65536 bytes").unwrap_or_else(|| panic!("no message"));
+    let flood = out.raw_stdout.len() + msg;
+    assert!(flood <= 65536, "{flood} bytes passed the 65536-byte budget");
+    assert!(flood > 60000, "only {flood} bytes passed");
     assert!(out.elapsed < Duration::from_secs(6));
     let bg = pids_in(&out, &["BG"])[0];
     assert!(!alive(bg), "the tree survived the output limit");
@@ -451,4 +454,128 @@ fn an_output_flood_is_cut_at_the_budget_and_the_tree_killed() {
     let ok = sb.run(&["--config", &cfg], &["python3", "-c", "import sys; sys.stdout.write('y' * 60000)"]);
     ok.expect_code(0);
     assert_eq!(ok.raw_stdout, vec![b'y'; 60000]);
+}
+
+/// Starts call B (strict, its own workspace, a credential in its environment) in the background
+/// and returns it with the pid of its sandboxed program.
+fn call_b(b: &Sandbox) -> (Bg, i32) {
+    b.write("private.txt", "HW-CALL-B-FILE\n");
+    let mut c = b.run_cmd(
+        &["--env", "HW_B_TOKEN", "--timeout", "20s"],
+        &["sh", "-c", "echo $$ > pid.tmp && mv pid.tmp pid.txt; exec sleep 15"],
+    );
+    c.env("HW_B_TOKEN", "HW-CALL-B-CREDENTIAL").stdout(Stdio::null()).stderr(Stdio::null());
+    let bg = Bg::spawn(&mut c);
+    let pid = support::wait_file(&b.root.join("pid.txt"), Duration::from_secs(5)).trim().parse().unwrap();
+    (bg, pid)
+}
+
+fn attack_b(b: &Sandbox, pid: i32) -> String {
+    let r = b.root.display();
+    format!(
+        "tr '\\0' '\\n' < /proc/{pid}/environ; cat /proc/{pid}/root{r}/private.txt; \
+         echo planted > /proc/{pid}/root{r}/planted.txt; ls /proc/{pid}/fd && echo LISTED-FD; \
+         kill -9 {pid}; echo kill=$?; echo STATUS=$(grep -c State /proc/{pid}/status)"
+    )
+}
+
+#[test]
+fn concurrent_calls_cannot_reach_each_other() {
+    let (a, b) = (Sandbox::new(), Sandbox::new());
+    let (mut call, pid) = call_b(&b);
+    let out = a.sh(&attack_b(&b, pid));
+    assert!(!out.all().contains("HW-CALL-B"), "call A read call B\n{out}");
+    assert!(!b.exists("planted.txt"), "call A wrote into call B's workspace\n{out}");
+    assert!(alive(pid) && call.running(), "call A killed call B\n{out}");
+    // The neighbour: public process information stays readable.
+    assert_eq!(out.value("STATUS").as_deref(), Some("1"), "{out}");
+    assert_eq!(call.terminate(Duration::from_secs(5)), Some(128 + libc::SIGTERM), "B did not end cleanly");
+    assert!(!alive(pid), "B's program survived B's SIGTERM");
+}
+
+#[test]
+#[ignore = "BUG: no PID namespace: a --no-strict call without Landlock (HULLWARD_LANDLOCK_ABI=0, \
+            or a kernel without Landlock) reads a concurrent strict call's environment \
+            (credentials) and workspace through /proc/<pid>/environ and /proc/<pid>/root, writes \
+            into it, and kills it (same uid, both capability-less: commoncap allows it)"]
+fn a_degraded_call_cannot_reach_a_concurrent_strict_call() {
+    let (a, b) = (Sandbox::new(), Sandbox::new());
+    let (mut call, pid) = call_b(&b);
+    let mut c = a.run_cmd(&["--no-strict"], &["sh", "-c", &attack_b(&b, pid)]);
+    c.env("HULLWARD_LANDLOCK_ABI", "0");
+    let out = support::output(&mut c);
+    let b_alive = alive(pid);
+    let _ = call.terminate(Duration::from_secs(5));
+    assert!(!out.all().contains("HW-CALL-B"), "call A read call B\n{out}");
+    assert!(!b.exists("planted.txt"), "call A wrote into call B's workspace\n{out}");
+    assert!(b_alive, "call A killed call B\n{out}");
+}
+
+#[test]
+#[ignore = "BUG: when hullward itself is SIGKILLed (OOM killer, kill -9 of the agent runtime) \
+            the sandboxed program keeps running past its timeout, and its cgroup directories \
+            stay behind: no PR_SET_PDEATHSIG, no cleanup of orphaned call cgroups"]
+fn killing_hullward_kills_the_call() {
+    let sb = Sandbox::new();
+    let mut c = sb.run_cmd(
+        &["--timeout", "20s"],
+        &["sh", "-c", "echo $$ > pid.tmp && mv pid.tmp pid.txt; exec sleep 15"],
+    );
+    c.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut call = Bg::spawn(&mut c);
+    let pid: i32 =
+        support::wait_file(&sb.root.join("pid.txt"), Duration::from_secs(5)).trim().parse().unwrap();
+    let _ = call.child.kill();
+    let _ = call.child.wait();
+    let dead = support::wait_dead(pid, Duration::from_secs(2));
+    if !dead {
+        // SAFETY: kill(2) of the orphan this test created.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(dead, "the sandboxed program outlived a SIGKILLed hullward");
+}
+
+#[test]
+fn inherited_descriptors_are_closed() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let sb = Sandbox::new();
+    // hullward inherits an open directory descriptor of the HOME (fd 7, not close-on-exec).
+    let home = std::fs::File::open(&sb.home).unwrap();
+    let raw = home.as_raw_fd();
+    let mut c = sb.run_cmd(
+        &[],
+        &["sh", "-c", "ls /proc/self/fd | tr '\\n' ' '; echo; cat /proc/self/fd/7/.ssh/id_rsa; cat <&7"],
+    );
+    // SAFETY: dup2 in the forked child before exec; async-signal-safe.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::dup2(raw, 7) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = support::output(&mut c);
+    drop(home);
+    assert!(!out.all().contains(support::SSH_KEY), "{out}");
+    // The neighbour: the standard descriptors are there (ls also shows its own directory fd).
+    let fds: Vec<&str> = out.stdout.lines().next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(&fds[..3], ["0", "1", "2"], "{out}");
+    assert!(!fds.contains(&"7"), "fd 7 leaked into the child\n{out}");
+}
+
+#[test]
+fn host_sysv_ipc_objects_are_invisible() {
+    let sb = Sandbox::new();
+    let made = support::output(Command::new("ipcmk").args(["-M", "4096"]));
+    made.expect_code(0);
+    let id: String = made.stdout.split_whitespace().last().unwrap().to_string();
+    let out = sb.sh(&format!(
+        "ipcs -m | grep -c ' {id} ' ; ipcmk -M 4096 >/dev/null && echo OWN-SHM=$(ipcs -m | grep -c 0x)"
+    ));
+    let _ = support::output(Command::new("ipcrm").args(["-m", &id]));
+    assert!(out.stdout.starts_with("0\n"), "the host's shm segment is visible\n{out}");
+    // The neighbour: the child's own IPC namespace works.
+    assert_eq!(out.value("OWN-SHM").as_deref(), Some("1"), "{out}");
 }

@@ -332,6 +332,21 @@ impl Bg {
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
+
+    /// SIGTERM (a hullward under test then kills its call's tree), then waits up to `timeout`;
+    /// returns the exit code, or `None` when it had to be SIGKILLed.
+    pub fn terminate(&mut self, timeout: Duration) -> Option<i32> {
+        // SAFETY: plain kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
 }
 
 impl Drop for Bg {
