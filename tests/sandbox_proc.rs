@@ -193,7 +193,7 @@ fn system_call_filter_refuses_escapes_and_keeps_their_neighbours() {
     std::fs::create_dir(sb.root.join("mnt")).unwrap();
     sb.install_probe();
     let out = sb.sh(&format!(
-        "{} unshare -r id; echo unshare-r=$?; unshare -m true; echo unshare-m=$?; \
+        "{} ./probe int80-getpid; echo int80=$?; unshare -r id; echo unshare-r=$?; unshare -m true; echo unshare-m=$?; \
          cat .env; mkfifo fifo && echo FIFO-OK; cd mnt && cd .. && echo CD-OK",
         probes(&[
             ("x32", "x32-getpid"),
@@ -257,6 +257,9 @@ fn system_call_filter_refuses_escapes_and_keeps_their_neighbours() {
         probe_says(&out, tag, "OK");
     }
     assert!(!out.stdout.contains("unshare-r=0") && !out.stdout.contains("unshare-m=0"), "{out}");
+    // i386 system calls (int 0x80) kill the caller (SIGSYS: 128 + 31); they work outside.
+    assert!(out.stdout.contains("int80=159"), "{out}");
+    support::probe_outside(&["int80-getpid"]).expect_code(0);
     assert!(!out.stdout.contains("HW-DOTENV-SECRET"), "the mask came off\n{out}");
     assert!(out.stdout.contains("FIFO-OK") && out.stdout.contains("CD-OK"), "{out}");
     assert!(!sb.exists("devnull"), "{out}");
@@ -293,6 +296,12 @@ if pid == 0:
     os.setsid()
     fcntl.ioctl(s, termios.TIOCSCTTY, 0)
     sti(s, 'OWN')
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    c = ctypes.c_char(b'#')
+    # The kernel takes the command as 32 bits: high bits set must not slip past the filter.
+    r = libc.syscall(16, s, ctypes.c_ulong(0x100000000 | termios.TIOCSTI), ctypes.byref(c))
+    print('OWN-HIGHBITS', 'OK' if r == 0 else 'ERR ' + errno.errorcode[ctypes.get_errno()], flush=True)
     os._exit(0)
 os.waitpid(pid, 0)
 print('WINSZ', len(fcntl.ioctl(s, termios.TIOCGWINSZ, b'\0' * 8)))
@@ -319,6 +328,7 @@ fn tiocsti_is_refused_on_the_inherited_and_on_an_own_terminal() {
             .stdin(Stdio::from(s0)),
     );
     assert!(control.stdout.contains("OWN OK"), "control: TIOCSTI works on this kernel\n{control}");
+    assert!(control.stdout.contains("OWN-HIGHBITS OK"), "control: the kernel truncates\n{control}");
 
     // hullward's stdin is a terminal: the child gets it, and a private devpts for its own.
     let (_m, s) = pty();
@@ -328,6 +338,7 @@ fn tiocsti_is_refused_on_the_inherited_and_on_an_own_terminal() {
     out.expect_code(0);
     assert!(out.stdout.contains("INHERITED ERR EPERM"), "{out}");
     assert!(out.stdout.contains("OWN ERR EPERM"), "{out}");
+    assert!(out.stdout.contains("OWN-HIGHBITS ERR EPERM"), "{out}");
     // The neighbour: other terminal ioctls work.
     assert!(out.stdout.contains("WINSZ 8"), "{out}");
 }

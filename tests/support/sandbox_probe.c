@@ -70,6 +70,15 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "getpid")) return report(syscall(SYS_getpid), "getpid");
     if (!strcmp(cmd, "x32-getpid")) return report(syscall(X32_SYSCALL_BIT | SYS_getpid), "x32-getpid");
 
+    if (!strcmp(cmd, "int80-getpid")) { /* the i386 ABI: getpid is 20 there */
+        long r;
+        __asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory");
+        if (r < 0) {
+            errno = (int)-r;
+            r = -1;
+        }
+        return report(r, "int80-getpid");
+    }
     if (!strcmp(cmd, "io_uring")) {
         unsigned char params[120];
         memset(params, 0, sizeof params);
