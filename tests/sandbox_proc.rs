@@ -122,19 +122,23 @@ fn signals_to_outside_processes_fail_while_own_children_can_be_killed() {
 
 #[test]
 #[ignore = "BUG: no PID namespace and /proc is the host's: every host process's command line \
-            (and status, mountinfo) is readable inside, e.g. `mysql -pPASSWORD` or a token on a \
-            command line"]
+            (and status, mountinfo, and /proc/1/net/{tcp,unix,dev}: the host's connections and \
+            interfaces) is readable inside, e.g. `mysql -pPASSWORD` or a token on a command line"]
 fn host_process_command_lines_are_not_visible() {
     let sb = Sandbox::new();
     let tok = support::token("argv");
     let _other = Bg::spawn(Command::new("python3").arg("-c").arg("import time; time.sleep(120)").arg(&tok));
     std::thread::sleep(Duration::from_millis(200));
-    let out = sb.sh("for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done; \
-         echo; echo \"OWN=$(tr '\\0' ' ' < /proc/$$/cmdline | cut -c1-5)\"");
+    let out = sb.sh(r#"for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f 2>/dev/null; echo; done
+           echo "OWN=$(tr '\0' ' ' < /proc/$$/cmdline | cut -c1-5)"
+           echo "HOST_IFACES=$(tail -n +3 /proc/1/net/dev | wc -l)"
+           echo "OWN_IFACES=$(tail -n +3 /proc/self/net/dev | wc -l)""#);
     let leaked: Vec<&str> = out.stdout.lines().filter(|l| l.contains(&tok)).take(3).collect();
     assert!(leaked.is_empty(), "a host process's argv is visible inside: {leaked:?}");
-    // The neighbour: the child's own command line.
+    assert_eq!(out.value("HOST_IFACES"), out.value("OWN_IFACES"), "the host's netns shows in /proc/1/net");
+    // The neighbours: the child's own command line and network namespace.
     assert_eq!(out.value("OWN").as_deref(), Some("sh -c"), "{out}");
+    assert_eq!(out.value("OWN_IFACES").as_deref(), Some("1"), "{out}");
 }
 
 #[test]
