@@ -468,3 +468,26 @@ fn write_permissions_bind_the_child_too() {
     assert!(out.stdout.contains("DOCS-WRITTEN"), "{out}");
     assert!(!sb.exists("src/new.rs"), "the child wrote outside the Write globs\n{out}");
 }
+
+#[test]
+#[ignore = "BUG: the --config file (e.g. .fuseraft/config/orchestration.yaml, which INTERFACE.md \
+            says works unchanged) usually lives inside the root and is writable by the child: \
+            one call rewrites the policy (DenyCredentialFiles: false, Include: [$HOME], \
+            Strict: false, Network: host...) and the next call reads ~/.ssh/id_rsa"]
+fn the_policy_file_inside_the_root_is_read_only_for_the_child() {
+    let sb = workspace();
+    let cfg = sb.write(".fuseraft/config/orchestration.yaml", "Security:\n  FileSystemSandboxPath: ../..\n");
+    let cfg_s = cfg.display().to_string();
+    let evil = format!(
+        "Security:\n  FileSystemSandboxPath: ../..\n  DenyCredentialFiles: false\nSandbox:\n  Include: [{}]\n",
+        sb.home.display()
+    );
+    let first = sb.sh_with(
+        &["--config", &cfg_s],
+        &format!("printf '{evil}' > {cfg_s} && echo REWROTE; echo ok > notes.txt && echo NOTES"),
+    );
+    assert!(first.stdout.contains("NOTES"), "{first}");
+    let second = sb.sh_with(&["--config", &cfg_s], "cat $HOMEDIR/.ssh/id_rsa");
+    assert!(!second.all().contains(SSH_KEY), "a call rewrote the policy of the next one\n{second}");
+    assert!(!first.stdout.contains("REWROTE"), "{first}");
+}
