@@ -193,14 +193,23 @@ fn hardlink_rename_and_copy_of_a_masked_file_fail_while_the_neighbours_work() {
          mv sub/.env.local up.txt; echo mvsub=$?; \
          cat hl moved copied up.txt; \
          mv sub sub-renamed && cat sub-renamed/.env.local; \
+         echo x > .env; true > .env; echo x >> .env; truncate -s 0 .env; cp config.txt .env; \
+         mv other.txt .env; echo over=$?; rm -f .env; echo rm=$?; \
          ln config.txt hl-ok && mv other.txt renamed.txt && cp config.txt copy-ok.txt && echo NEIGHBOURS-OK");
     assert_no_secret(&out);
-    for (op, rc) in [("ln", "ln=0"), ("mv", "mv=0"), ("cp", "cp=0"), ("mv sub", "mvsub=0")] {
+    for (op, rc) in [
+        ("ln", "ln=0"),
+        ("mv", "mv=0"),
+        ("cp", "cp=0"),
+        ("mv sub", "mvsub=0"),
+        ("mv onto", "over=0"),
+        ("rm", "rm=0"),
+    ] {
         assert!(!out.stdout.contains(rc), "{op} of a masked file succeeded\n{out}");
     }
     assert!(out.stdout.contains("NEIGHBOURS-OK"), "{out}");
     // On disk: the secret is untouched where it was, no copy of it exists.
-    assert!(sb.read(".env").unwrap().contains(ENV_SECRET));
+    assert_eq!(sb.read(".env").unwrap(), format!("API_KEY={ENV_SECRET}-root\n"), "the secret was altered");
     assert!(sb.read("sub-renamed/.env.local").unwrap().contains(ENV_SECRET));
     for f in ["hl", "moved", "up.txt"] {
         assert!(!sb.exists(f), "{f} exists\n{out}");
