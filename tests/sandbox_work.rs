@@ -217,3 +217,19 @@ fn a_file_created_under_a_denied_directory_is_reported() {
     assert!(out.stderr.contains("secrets"), "no protected-change report\n{out}");
     assert!(!out.stderr.contains("notes.txt"), "{out}");
 }
+
+#[test]
+#[ignore = "NOT WIRED: INTERFACE.md says `run` masks secret values in the child's output, but the \
+            supervisor pumps through PassThrough: a forwarded GITHUB_TOKEN printed by the child \
+            reaches hullward's stdout unmasked"]
+fn secret_values_printed_by_the_child_are_masked() {
+    let sb = Sandbox::new();
+    let mut c =
+        sb.run_cmd(&["--env", "GITHUB_TOKEN"], &["sh", "-c", "echo token=$GITHUB_TOKEN; echo plain=visible"]);
+    c.env("GITHUB_TOKEN", "ghp_HWFORWARDED0123456789");
+    let out = support::output(&mut c);
+    out.expect_code(0);
+    assert!(!out.stdout.contains("ghp_HWFORWARDED0123456789"), "{out}");
+    assert!(out.stdout.contains("token=<secret-hidden>"), "{out}");
+    assert!(out.stdout.contains("plain=visible"), "{out}");
+}
