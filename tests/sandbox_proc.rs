@@ -173,10 +173,8 @@ fn setuid_and_file_capability_binaries_gain_nothing() {
     );
     assert!(control.stdout.contains("euid=0"), "control: setuid must work on this filesystem\n{control}");
 
-    let out = sb.sh(
-        "for p in ./suid-probe ./fcap-probe; do echo \"== $p\"; $p caps 2>&1 | head -20; done; \
-         echo '== plain'; ./probe caps",
-    );
+    let out = sb.sh("for p in ./suid-probe ./fcap-probe; do echo \"== $p\"; $p caps 2>&1 | head -20; done; \
+         echo '== plain'; ./probe caps");
     let sections: Vec<&str> = out.stdout.split("== ").filter(|s| !s.is_empty()).collect();
     for s in sections.iter().filter(|s| s.starts_with("./")) {
         assert!(s.contains("euid=0"), "{s}\n{out}");
@@ -436,10 +434,10 @@ fn detached_descendants_are_dead_when_run_returns() {
 #[test]
 fn the_timeout_returns_124_and_kills_the_whole_tree() {
     let sb = Sandbox::new();
-    let out = sb.run(&["--timeout", "1s"], &["sh", "-c", &DAEMONS.replace("exit 0", "exec sleep 300")]);
+    let out = sb.run(&["--timeout", "2s"], &["sh", "-c", &DAEMONS.replace("exit 0", "exec sleep 300")]);
     out.expect_code(124);
-    assert!(out.elapsed < Duration::from_secs(6), "{out}");
-    assert!(out.stderr.contains("timed out after 1s"), "{out}");
+    assert!(out.elapsed < Duration::from_secs(7), "{out}");
+    assert!(out.stderr.contains("timed out after 2s"), "{out}");
     for pid in pids_in(&out, &["SETSID", "IGNORER", "DAEMON"]) {
         assert!(!alive(pid), "pid {pid} survived the timeout\n{out}");
     }
@@ -540,14 +538,29 @@ fn killing_hullward_kills_the_call() {
     let mut call = Bg::spawn(&mut c);
     let pid: i32 =
         support::wait_file(&sb.root.join("pid.txt"), Duration::from_secs(5)).trim().parse().unwrap();
+    let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
     let _ = call.child.kill();
     let _ = call.child.wait();
     let dead = support::wait_dead(pid, Duration::from_secs(2));
     if !dead {
         // SAFETY: kill(2) of the orphan this test created.
         unsafe { libc::kill(pid, libc::SIGKILL) };
+        support::wait_dead(pid, Duration::from_secs(2));
     }
-    assert!(dead, "the sandboxed program outlived a SIGKILLed hullward");
+    // Remove the call's cgroups the dead hullward left behind.
+    let name = cgroups.lines().find_map(|l| l.split("/hullward/").nth(1)).map(str::to_string);
+    let mut leftovers = Vec::new();
+    if let (Some(name), Ok(dirs)) = (name, std::fs::read_dir("/sys/fs/cgroup")) {
+        for d in dirs.flatten() {
+            for sub in ["hullward", "unified/hullward"] {
+                let p = d.path().join(sub).join(&name);
+                if p.is_dir() && std::fs::remove_dir(&p).is_ok() {
+                    leftovers.push(p);
+                }
+            }
+        }
+    }
+    assert!(dead, "the sandboxed program outlived a SIGKILLed hullward (and left {leftovers:?})");
 }
 
 #[test]
