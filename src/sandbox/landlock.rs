@@ -68,11 +68,13 @@ pub struct LandlockPlan {
     pub child_rules: Vec<PathRule>,
     /// TCP ports the child may connect to (ABI 4); every other connect and bind is refused.
     pub tcp_connect: Vec<u16>,
+    /// Mediate TCP at all: false with the host's network (`--net host` opts out of isolation).
+    pub tcp: bool,
 }
 
 impl LandlockPlan {
     pub fn handles_tcp(&self) -> bool {
-        self.abi >= 4
+        self.tcp && self.abi >= 4
     }
 
     pub fn scoped(&self) -> bool {

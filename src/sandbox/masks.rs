@@ -264,11 +264,15 @@ impl Walk<'_> {
                 } else if depth + 1 < self.limits.max_depth {
                     subdirs.push(child.clone());
                 }
+            } else if ft.is_symlink() {
+                // Denied by its own name, or as a denied directory (`secrets/**` with `secrets` a
+                // link to elsewhere in the roots): either way its target is masked.
+                if let Some(rule) = self.deny.covers_dir(&child) {
+                    self.masked_link_target(&base.join(&child), &rule.pattern);
+                }
             } else if let Some(rule) = self.deny.match_exact(&child) {
                 let path = base.join(&child);
-                if ft.is_symlink() {
-                    self.masked_link_target(&path, &rule.pattern);
-                } else {
+                {
                     match std::fs::symlink_metadata(&path) {
                         Ok(meta) => {
                             let mut f = self.found.lock().unwrap_or_else(|p| p.into_inner());

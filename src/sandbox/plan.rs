@@ -284,6 +284,7 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
                 NetPlan::Proxy { port } => vec![port],
                 _ => Vec::new(),
             },
+            tcp: net != NetPlan::Host,
         }
     });
 
