@@ -602,3 +602,119 @@ print(json.dumps(results))
     let r = curl(&lab, &proxy, &["http://registry.example/via-proxy"]);
     assert_eq!(r.status, "200", "{r:?}");
 }
+
+/// CPU time of this process so far: the proxy's thread, while the clients are other processes.
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<u64> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|f| f.parse().unwrap())
+        .collect();
+    // utime and stime, in USER_HZ (100 per second on Linux).
+    Duration::from_millis((fields[0] + fields[1]) * 10)
+}
+
+/// Sends a small request on `s` and reads the answer to its end, so that the server is done
+/// with the connection before the next one is timed.
+fn finish_exchange(s: &mut TcpStream) {
+    s.write_all(b"GET /bench HTTP/1.1\r\nHost: registry.example\r\nConnection: close\r\n\r\n").unwrap();
+    let mut rest = Vec::new();
+    s.read_to_end(&mut rest).unwrap();
+    assert!(rest.starts_with(b"HTTP/1.1 200 "), "{}", String::from_utf8_lossy(&rest));
+}
+
+/// The benchmark behind `scripts/bench-proxy.sh` (run with `--ignored` on a release build):
+/// throughput of the 100 MB file direct and through the proxy (forwarded and tunnelled), and
+/// the latency the proxy adds to getting a connection to the origin.
+#[test]
+#[ignore = "a benchmark: scripts/bench-proxy.sh"]
+fn bench_throughput_and_connect_latency() {
+    let lab = Lab::new();
+    let proxy = Proxy::start(&lab, config(&[netlab::REGISTRY]));
+    let speed = |ns: Ns, args: &[&str]| {
+        let mut cmd = lab.command(ns, "curl");
+        cmd.args(["-sS", "--fail", "-o", "/dev/null", "-w", "%{speed_download}"]).args(args);
+        if ns == Ns::Child {
+            cmd.envs(proxy.env());
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().parse::<f64>().unwrap()
+    };
+    // Interleaved, so that load from elsewhere on the machine hits all three alike.
+    let (mut direct, mut forwarded, mut tunnelled) = (Vec::new(), Vec::new(), Vec::new());
+    let mut proxy_cpu = Duration::ZERO;
+    for _ in 0..7 {
+        direct.push(speed(Ns::Host, &["http://198.51.100.10/big"]));
+        let before = process_cpu();
+        forwarded.push(speed(Ns::Child, &["http://registry.example/big"]));
+        tunnelled.push(speed(Ns::Child, &["-p", "http://registry.example/big"]));
+        proxy_cpu += process_cpu() - before;
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (direct, forwarded, tunnelled) = (median(direct), median(forwarded), median(tunnelled));
+    let mb = |b: f64| b / 1e6;
+    println!("throughput, 100 MB file, median of 7 (curl):");
+    println!("  direct                 {:>8.0} MB/s", mb(direct));
+    println!("  proxy, plain HTTP      {:>8.0} MB/s  ratio {:.2}", mb(forwarded), forwarded / direct);
+    println!("  proxy, CONNECT tunnel  {:>8.0} MB/s  ratio {:.2}", mb(tunnelled), tunnelled / direct);
+    println!("  proxy CPU per 100 MB   {:>8.1} ms", proxy_cpu.as_secs_f64() * 1e3 / 14.0);
+
+    const N: usize = 400;
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[N / 2]
+    };
+    let direct = lab
+        .spawn_in(Ns::Host, || {
+            (0..N)
+                .map(|_| {
+                    let start = Instant::now();
+                    let mut s = TcpStream::connect((netlab::REGISTRY_IP, 80)).unwrap();
+                    let took = start.elapsed();
+                    finish_exchange(&mut s);
+                    took
+                })
+                .collect::<Vec<_>>()
+        })
+        .join()
+        .unwrap();
+    let port = proxy.port;
+    let proxied = lab
+        .spawn_in(Ns::Child, move || {
+            (0..N)
+                .map(|_| {
+                    let start = Instant::now();
+                    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                    s.write_all(b"CONNECT registry.example:80 HTTP/1.1\r\nHost: registry.example:80\r\n\r\n")
+                        .unwrap();
+                    let mut answer = [0u8; 39];
+                    s.read_exact(&mut answer).unwrap();
+                    let took = start.elapsed();
+                    assert_eq!(&answer, b"HTTP/1.1 200 Connection established\r\n\r\n");
+                    finish_exchange(&mut s);
+                    took
+                })
+                .collect::<Vec<_>>()
+        })
+        .join()
+        .unwrap();
+    let (direct, proxied) = (median(direct), median(proxied));
+    println!("connection to the origin, median of {N}:");
+    println!("  direct TCP connect      {:>7.1} µs", direct.as_secs_f64() * 1e6);
+    println!(
+        "  through the proxy       {:>7.1} µs  (CONNECT answered: lookup, checks, upstream connect)",
+        proxied.as_secs_f64() * 1e6
+    );
+    println!("  added by the proxy      {:>7.1} µs", (proxied.saturating_sub(direct)).as_secs_f64() * 1e6);
+    let (stats, _) = proxy.finish();
+    assert_eq!(stats.failed + stats.denied + stats.rejected, 0, "{stats:?}");
+}

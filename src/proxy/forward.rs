@@ -12,14 +12,14 @@
 use std::io::Write as _;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
-
 use super::http::{
     connection_options, is_hop_by_hop, parse_response, response_framing, Field, Framing, RequestHead,
     ResponseHead, Version,
 };
 use super::meter::{Direction, Meter};
-use super::relay::{copy_chunked, copy_exact, copy_to_end, send_head, Inbound, Peer, RelayError, Side};
+use super::relay::{
+    copy_chunked, copy_exact, copy_to_end, send_head, Inbound, Peer, RelayError, Side, Sink, Source,
+};
 use super::target::Target;
 
 /// Interim responses accepted before the final one.
@@ -44,10 +44,10 @@ pub async fn exchange<CR, CW, UR, UW>(
     meter: &Meter<'_>,
 ) -> Result<u16, RelayError>
 where
-    CR: AsyncRead + Unpin,
-    CW: AsyncWrite + Unpin,
-    UR: AsyncRead + Unpin,
-    UW: AsyncWrite + Unpin,
+    CR: Source,
+    CW: Sink,
+    UR: Source,
+    UW: Sink,
 {
     let up = async {
         let (src, dst) = (&mut client.input, &mut upstream.output);
@@ -84,8 +84,8 @@ async fn respond<UR, CW>(
     meter: &Meter<'_>,
 ) -> Result<u16, RelayError>
 where
-    UR: AsyncRead + Unpin,
-    CW: AsyncWrite + Unpin,
+    UR: Source,
+    CW: Sink,
 {
     let client_11 = req.version == Version::Http11;
     for _ in 0..=MAX_INTERIM {

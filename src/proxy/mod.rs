@@ -16,7 +16,8 @@
 //! 4. [`policy`] admits it: port, [`check_host`](crate::guard::url::check_host), one lookup by
 //!    the [`Resolver`], then every resolved address against the private ranges;
 //! 5. the proxy connects to a checked address; CONNECT gets `200` and a byte-for-byte tunnel
-//!    ([`relay`]; TLS is not intercepted), plain HTTP is forwarded in origin-form ([`forward`]);
+//!    ([`relay`], zero-copy through [`splice`]; TLS is not intercepted), plain HTTP is forwarded
+//!    in origin-form ([`forward`]);
 //! 6. [`meter`] counts bytes against the call's budget and the idle clock; the request ends in
 //!    one [`ProxyEvent`] on the audit channel, and in the counters of [`ProxyStats`].
 //!
@@ -30,6 +31,7 @@ mod policy;
 mod relay;
 mod resolve;
 mod server;
+mod splice;
 mod target;
 
 use std::io;

@@ -13,9 +13,12 @@ use std::io;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::tcp::{ReadHalf, WriteHalf};
+use tokio::net::TcpStream;
 
 use super::http::{check_trailer_line, head_end, parse_chunk_size, HttpError};
 use super::meter::{BudgetSpent, Direction, Meter};
+use super::splice::Pipe;
 
 /// Longest chunk-size line accepted (size plus extensions).
 const MAX_CHUNK_LINE: usize = 4096;
@@ -37,14 +40,16 @@ impl fmt::Display for Side {
 }
 
 impl Direction {
-    fn from(self) -> Side {
+    /// The side bytes are read from.
+    pub fn reader(self) -> Side {
         match self {
             Direction::Up => Side::Client,
             Direction::Down => Side::Upstream,
         }
     }
 
-    fn to(self) -> Side {
+    /// The side bytes are written to.
+    pub fn writer(self) -> Side {
         match self {
             Direction::Up => Side::Upstream,
             Direction::Down => Side::Client,
@@ -83,7 +88,30 @@ impl From<BudgetSpent> for RelayError {
     }
 }
 
-/// A reader with a fixed buffer, for reading heads and lines and relaying what follows them.
+/// Something bytes are read from; a TCP socket can be spliced from.
+pub trait Source: AsyncRead + Unpin {
+    fn socket(&self) -> Option<&TcpStream>;
+}
+
+/// Something bytes are written to; a TCP socket can be spliced to.
+pub trait Sink: AsyncWrite + Unpin {
+    fn socket(&self) -> Option<&TcpStream>;
+}
+
+impl Source for ReadHalf<'_> {
+    fn socket(&self) -> Option<&TcpStream> {
+        Some(self.as_ref())
+    }
+}
+
+impl Sink for WriteHalf<'_> {
+    fn socket(&self) -> Option<&TcpStream> {
+        Some(self.as_ref())
+    }
+}
+
+/// A reader with a fixed buffer, for reading heads and lines and relaying what follows them;
+/// with the pipe it splices through once the buffer is drained.
 #[derive(Debug)]
 pub struct Inbound<R> {
     io: R,
@@ -91,11 +119,20 @@ pub struct Inbound<R> {
     buf: Box<[u8]>,
     start: usize,
     end: usize,
+    pipe: PipeState,
 }
 
-impl<R: AsyncRead + Unpin> Inbound<R> {
+#[derive(Debug)]
+enum PipeState {
+    NotYet,
+    Ready(Pipe),
+    Unavailable,
+}
+
+impl<R: Source> Inbound<R> {
     pub fn new(io: R, side: Side, capacity: usize) -> Inbound<R> {
-        Inbound { io, side, buf: vec![0; capacity].into_boxed_slice(), start: 0, end: 0 }
+        let buf = vec![0; capacity].into_boxed_slice();
+        Inbound { io, side, buf, start: 0, end: 0, pipe: PipeState::NotYet }
     }
 
     fn buffered(&self) -> &[u8] {
@@ -187,12 +224,43 @@ impl<R: AsyncRead + Unpin> Inbound<R> {
     }
 }
 
-async fn write<W: AsyncWrite + Unpin>(dst: &mut W, dir: Direction, bytes: &[u8]) -> Result<(), RelayError> {
-    dst.write_all(bytes).await.map_err(|source| RelayError::Io { side: dir.to(), source })
+async fn write<W: Sink>(dst: &mut W, dir: Direction, bytes: &[u8]) -> Result<(), RelayError> {
+    dst.write_all(bytes).await.map_err(|source| RelayError::Io { side: dir.writer(), source })
+}
+
+/// Moves some bytes, at most `limit`, from `src` to `dst`: what is buffered first, then by
+/// splicing socket to socket, else through the buffer. 0 at the end of `src`.
+async fn move_some<R: Source, W: Sink>(
+    src: &mut Inbound<R>,
+    dst: &mut W,
+    limit: u64,
+    dir: Direction,
+    meter: &Meter<'_>,
+) -> Result<usize, RelayError> {
+    if src.buffered().is_empty() {
+        if let (Some(from), Some(to)) = (src.io.socket(), dst.socket()) {
+            if let PipeState::NotYet = src.pipe {
+                // An idle connection holds no pipe: it is made when the first bytes are there.
+                from.readable().await.map_err(|source| RelayError::Io { side: dir.reader(), source })?;
+                src.pipe = Pipe::new().map_or(PipeState::Unavailable, PipeState::Ready);
+            }
+            if let PipeState::Ready(pipe) = &mut src.pipe {
+                return pipe.transfer(from, to, limit, dir, meter).await;
+            }
+        }
+        if src.fill().await? == 0 {
+            return Ok(0);
+        }
+    }
+    let take = src.buffered().len().min(usize::try_from(limit).unwrap_or(usize::MAX));
+    meter.record(dir, take)?;
+    write(dst, dir, &src.buffered()[..take]).await?;
+    src.consume(take);
+    Ok(take)
 }
 
 /// Writes a message head (counted like any other byte).
-pub async fn send_head<W: AsyncWrite + Unpin>(
+pub async fn send_head<W: Sink>(
     dst: &mut W,
     dir: Direction,
     head: &[u8],
@@ -203,7 +271,7 @@ pub async fn send_head<W: AsyncWrite + Unpin>(
 }
 
 /// Relays exactly `n` bytes.
-pub async fn copy_exact<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+pub async fn copy_exact<R: Source, W: Sink>(
     src: &mut Inbound<R>,
     dst: &mut W,
     mut n: u64,
@@ -211,40 +279,29 @@ pub async fn copy_exact<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     meter: &Meter<'_>,
 ) -> Result<(), RelayError> {
     while n > 0 {
-        if src.buffered().is_empty() && src.fill().await? == 0 {
-            return Err(RelayError::Truncated(dir.from()));
+        match move_some(src, dst, n, dir, meter).await? {
+            0 => return Err(RelayError::Truncated(dir.reader())),
+            moved => n -= moved as u64,
         }
-        let take = src.buffered().len().min(usize::try_from(n).unwrap_or(usize::MAX));
-        meter.record(dir, take)?;
-        write(dst, dir, &src.buffered()[..take]).await?;
-        src.consume(take);
-        n -= take as u64;
     }
     Ok(())
 }
 
 /// Relays everything until the source ends, then half-closes the destination.
-pub async fn copy_to_end<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+pub async fn copy_to_end<R: Source, W: Sink>(
     src: &mut Inbound<R>,
     dst: &mut W,
     dir: Direction,
     meter: &Meter<'_>,
 ) -> Result<(), RelayError> {
-    loop {
-        if src.buffered().is_empty() && src.fill().await? == 0 {
-            return dst.shutdown().await.map_err(|source| RelayError::Io { side: dir.to(), source });
-        }
-        let take = src.buffered().len();
-        meter.record(dir, take)?;
-        write(dst, dir, src.buffered()).await?;
-        src.consume(take);
-    }
+    while move_some(src, dst, u64::MAX, dir, meter).await? > 0 {}
+    dst.shutdown().await.map_err(|source| RelayError::Io { side: dir.writer(), source })
 }
 
 /// Relays a chunked body, checking its syntax. With `rechunk` the destination gets it chunked
 /// again, without chunk extensions and trailers; without, it gets the bare data (for an
 /// HTTP/1.0 client, where the end of the body is the end of the connection).
-pub async fn copy_chunked<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+pub async fn copy_chunked<R: Source, W: Sink>(
     src: &mut Inbound<R>,
     dst: &mut W,
     rechunk: bool,
@@ -252,7 +309,7 @@ pub async fn copy_chunked<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     dir: Direction,
     meter: &Meter<'_>,
 ) -> Result<(), RelayError> {
-    let bad = |e| RelayError::Http(dir.from(), e);
+    let bad = |e| RelayError::Http(dir.reader(), e);
     loop {
         let size = parse_chunk_size(&src.read_line(MAX_CHUNK_LINE).await?).map_err(bad)?;
         if size == 0 {
@@ -264,7 +321,7 @@ pub async fn copy_chunked<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
                 }
                 trailers += line.len() + 2;
                 if trailers > max_trailers {
-                    return Err(RelayError::HeadTooLarge(dir.from(), max_trailers));
+                    return Err(RelayError::HeadTooLarge(dir.reader(), max_trailers));
                 }
                 check_trailer_line(&line).map_err(bad)?;
             }
@@ -299,10 +356,10 @@ pub async fn tunnel<CR, CW, UR, UW>(
     meter: &Meter<'_>,
 ) -> Result<(), RelayError>
 where
-    CR: AsyncRead + Unpin,
-    CW: AsyncWrite + Unpin,
-    UR: AsyncRead + Unpin,
-    UW: AsyncWrite + Unpin,
+    CR: Source,
+    CW: Sink,
+    UR: Source,
+    UW: Sink,
 {
     let up = copy_to_end(&mut client.input, &mut upstream.output, Direction::Up, meter);
     let down = copy_to_end(&mut upstream.input, &mut client.output, Direction::Down, meter);
@@ -316,6 +373,18 @@ where
 mod tests {
     use super::*;
     use crate::proxy::meter::Counters;
+
+    impl Source for &[u8] {
+        fn socket(&self) -> Option<&TcpStream> {
+            None
+        }
+    }
+
+    impl Sink for Vec<u8> {
+        fn socket(&self) -> Option<&TcpStream> {
+            None
+        }
+    }
 
     async fn chunked(input: &[u8], rechunk: bool) -> Result<Vec<u8>, RelayError> {
         let counters = Counters::default();

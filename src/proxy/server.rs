@@ -23,7 +23,7 @@ use super::forward::{exchange, ExchangeLimits};
 use super::http::{parse_request, plain_response, request_framing, HttpError};
 use super::meter::{Counters, Direction, Meter};
 use super::policy::{admit, Refusal};
-use super::relay::{send_head, tunnel, Inbound, Peer, RelayError, Side};
+use super::relay::{send_head, tunnel, Inbound, Peer, RelayError, Side, Sink, Source};
 use super::target::{parse_absolute, parse_authority, TargetError};
 use super::{ProxyConfig, ProxyEvent};
 use crate::guard::{Decision, Verdict};
@@ -279,8 +279,8 @@ async fn serve_request<R, W>(
     meter: &Meter<'_>,
 ) -> Result<(), Failure>
 where
-    R: tokio::io::AsyncRead + Unpin,
-    W: tokio::io::AsyncWrite + Unpin,
+    R: Source,
+    W: Sink,
 {
     let config = &shared.config;
     let limits = &config.limits;
