@@ -436,6 +436,47 @@ mod tests {
         assert!(!is_hop_by_hop("Accept", &opts));
     }
 
+    mod any_input {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Heads built from the bytes that matter to the grammar, and arbitrary ones.
+        fn head() -> impl Strategy<Value = Vec<u8>> {
+            let piece = prop_oneof![
+                Just(b"\r\n".to_vec()),
+                Just(b"\n".to_vec()),
+                Just(b":".to_vec()),
+                Just(b" ".to_vec()),
+                Just(b"HTTP/1.1".to_vec()),
+                Just(b"Content-Length: ".to_vec()),
+                Just(b"Transfer-Encoding: chunked".to_vec()),
+                proptest::collection::vec(any::<u8>(), 0..8),
+            ];
+            proptest::collection::vec(piece, 0..24).prop_map(|mut parts| {
+                parts.push(b"\r\n\r\n".to_vec());
+                parts.concat()
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2048))]
+            #[test]
+            fn parsing_never_panics(bytes in head(), head_request in any::<bool>()) {
+                let _ = head_end(&bytes);
+                if let Ok(req) = parse_request(&bytes) {
+                    let _ = request_framing(&req);
+                    let _ = connection_options(&req.fields);
+                    prop_assert!(req.fields.iter().all(|f| !f.value.contains(&b'\n')));
+                }
+                if let Ok(resp) = parse_response(&bytes) {
+                    let _ = response_framing(&resp, head_request);
+                }
+                let _ = parse_chunk_size(&bytes);
+                let _ = check_trailer_line(&bytes);
+            }
+        }
+    }
+
     #[test]
     fn chunk_sizes() {
         assert_eq!(parse_chunk_size(b"1a"), Ok(26));

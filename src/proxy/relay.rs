@@ -418,6 +418,27 @@ mod tests {
         assert!(matches!(chunked(long_trailers.as_bytes(), true).await, Err(RelayError::HeadTooLarge(..))));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+        #[test]
+        fn chunked_input_never_panics(input in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just(b"\r\n".to_vec()),
+                proptest::strategy::Just(b"0".to_vec()),
+                proptest::strategy::Just(b"a;x=1".to_vec()),
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6),
+            ],
+            0..16,
+        )) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let input = input.concat();
+            let out = runtime.block_on(chunked(&input, true));
+            if let Ok(out) = out {
+                proptest::prop_assert!(out.ends_with(b"0\r\n\r\n"));
+            }
+        }
+    }
+
     #[tokio::test]
     async fn heads_are_bounded_and_keep_what_follows() {
         let mut src = Inbound::new(&b"GET / HTTP/1.1\r\nA: b\r\n\r\nbody"[..], Side::Client, 64);

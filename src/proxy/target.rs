@@ -185,6 +185,17 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        #[test]
+        fn parsing_never_panics(text in "[\\[\\]:@/?#%.a-z0-9xX\\\\ -]{0,40}") {
+            for t in [parse_authority(&text), parse_absolute(&format!("http://{text}"))].into_iter().flatten() {
+                let _ = t.authority();
+                proptest::prop_assert!(t.port != 0);
+            }
+        }
+    }
+
     #[test]
     fn absolute_form() {
         let t = parse_absolute("http://Registry.example:8080/simple/?q=1").unwrap();
