@@ -603,6 +603,32 @@ print(json.dumps(results))
     assert_eq!(r.status, "200", "{r:?}");
 }
 
+#[test]
+fn shutdown_closes_open_tunnels_and_still_reports_them() {
+    let lab = Lab::new();
+    let proxy = Proxy::start(&lab, config(&[netlab::REGISTRY]));
+    let port = proxy.port;
+    let (opened, is_open) = std::sync::mpsc::channel();
+    let client = lab.spawn_in(Ns::Child, move || {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(b"CONNECT registry.example:80 HTTP/1.1\r\n\r\n").unwrap();
+        let mut answer = [0u8; 39];
+        s.read_exact(&mut answer).unwrap();
+        opened.send(()).unwrap();
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).map(|_| rest.len())
+    });
+    is_open.recv_timeout(Duration::from_secs(10)).expect("the tunnel opens");
+    let start = Instant::now();
+    let (stats, events) = proxy.finish();
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    assert_eq!(client.join().unwrap().ok(), Some(0), "the client sees the tunnel closed");
+    assert_eq!(stats.allowed, 1, "{stats:?}");
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!((events[0].method.as_str(), events[0].message.as_str()), ("CONNECT", "the proxy shut down"));
+}
+
 /// CPU time of this process so far: the proxy's thread, while the clients are other processes.
 fn process_cpu() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
