@@ -2,12 +2,14 @@
 //!
 //! The layers, in the order a call passes them (see `docs/architecture.md`):
 //! [`policy`] loads one immutable `Policy`; [`guard`] decides requests before anything runs;
-//! [`cli`] wires the commands of the contract to them.
+//! [`proxy`] is the egress proxy of `--net proxy`; [`cli`] wires the commands of the contract
+//! to them.
 
 pub mod cli;
 pub mod error;
 pub mod guard;
 pub mod policy;
+pub mod proxy;
 pub mod sandbox;
 pub mod supervisor;
 

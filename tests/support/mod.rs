@@ -1,0 +1,3 @@
+//! Helpers shared by the integration tests (`mod support;`).
+
+pub mod netlab;
