@@ -155,6 +155,12 @@ pub fn missing_features(policy: &Policy, kernel: &KernelSupport) -> Vec<Missing>
             consequence: "the process limit: root ignores RLIMIT_NPROC, so a fork bomb is not bounded".into(),
         });
     }
+    if !kernel.root && policy.sandbox.network == NetMode::Proxy {
+        missing.push(Missing {
+            feature: "the egress proxy for a non-root caller (its listener must be bound in the child's network namespace by root)".into(),
+            consequence: "network access through the proxy: the child gets no network at all".into(),
+        });
+    }
     if !kernel.root && !kernel.userns_sysctl {
         missing.push(Missing {
             feature: "unprivileged user namespaces".into(),
@@ -178,11 +184,12 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
     let net = match (yolo || !has_userns, policy.sandbox.network) {
         (true, _) | (_, NetMode::Host) => NetPlan::Host,
         (false, NetMode::None) => NetPlan::Isolated,
-        (false, NetMode::Proxy) => NetPlan::Proxy { port: PROXY_PORT },
+        (false, NetMode::Proxy) if kernel.root => NetPlan::Proxy { port: PROXY_PORT },
+        (false, NetMode::Proxy) => NetPlan::Isolated,
     };
 
     let proxy_env: Vec<(String, String)> = match net {
-        NetPlan::Proxy { port } => proxy_vars(port),
+        NetPlan::Proxy { port } => crate::proxy::child_env(port),
         _ => Vec::new(),
     };
     let env = if yolo {
@@ -324,19 +331,6 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         yolo,
         kernel: kernel.clone(),
     })
-}
-
-/// The proxy variables a child gets in proxy mode (upper and lower case).
-pub fn proxy_vars(port: u16) -> Vec<(String, String)> {
-    let url = format!("http://127.0.0.1:{port}");
-    let mut out = Vec::new();
-    for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
-        out.push((name.to_string(), url.clone()));
-        out.push((name.to_ascii_lowercase(), url.clone()));
-    }
-    out.push(("NO_PROXY".into(), "localhost,127.0.0.1".into()));
-    out.push(("no_proxy".into(), "localhost,127.0.0.1".into()));
-    out
 }
 
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";

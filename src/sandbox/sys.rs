@@ -656,6 +656,23 @@ pub fn access_writable(path: &std::path::Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
+/// Raises this process's soft `RLIMIT_NOFILE` to its hard limit (the egress proxy holds several
+/// descriptors per tunnel).
+pub fn raise_nofile_limit() -> std::io::Result<()> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `lim` is a valid out-parameter and then input, on this frame.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        lim.rlim_cur = lim.rlim_max;
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// Marks this process as a child subreaper, so that orphaned descendants are reparented to it.
 pub fn set_child_subreaper() -> std::io::Result<()> {
     // SAFETY: integer-only prctl affecting this process.
@@ -682,23 +699,6 @@ pub fn reap_any() -> Option<libc::pid_t> {
     // SAFETY: `status` is a valid out-parameter.
     let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
     (pid > 0).then_some(pid)
-}
-
-/// Runs `f` in a fresh thread that first enters the network namespace behind `ns_fd`; used to bind
-/// the egress proxy's listener inside a child's namespace. The calling thread is unaffected.
-pub fn in_netns<T: Send + 'static>(
-    ns_fd: RawFd,
-    f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
-) -> std::io::Result<T> {
-    std::thread::spawn(move || {
-        // SAFETY: `ns_fd` refers to a network namespace; setns only affects this new thread.
-        if unsafe { libc::setns(ns_fd, libc::CLONE_NEWNET) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        f()
-    })
-    .join()
-    .map_err(|_| std::io::Error::other("network namespace thread panicked"))?
 }
 
 /// Creates a new network namespace in a fresh thread, brings its loopback up, runs `f` inside it,

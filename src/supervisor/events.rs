@@ -14,6 +14,10 @@ impl Events {
         Events { on }
     }
 
+    pub fn on(&self) -> bool {
+        self.on
+    }
+
     fn emit(&self, v: serde_json::Value) {
         if self.on {
             eprintln!("{v}");
@@ -30,6 +34,15 @@ impl Events {
             "dropped": plan.dropped.iter().map(|m| json!({"feature": m.feature, "consequence": m.consequence})).collect::<Vec<_>>(),
             "yolo": plan.yolo,
         }));
+    }
+
+    /// One request through the egress proxy.
+    pub fn egress(&self, event: &crate::proxy::ProxyEvent) {
+        if self.on {
+            let mut v = serde_json::to_value(event).unwrap_or_default();
+            v["event"] = json!("egress");
+            eprintln!("{v}");
+        }
     }
 
     pub fn protected_change(&self, path: &str, created: bool, rule: &str) {

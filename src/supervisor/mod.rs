@@ -21,10 +21,15 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::net::Ipv4Addr;
+
 use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::mpsc;
 
 use crate::error::{code, Error};
+use crate::guard::Verdict;
 use crate::policy::Policy;
+use crate::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
 use crate::sandbox::cgroup::CallCgroup;
 use crate::sandbox::kernel::KernelSupport;
 use crate::sandbox::masks::{self, WalkLimits};
@@ -116,14 +121,27 @@ pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
     if !cgroup.as_ref().is_some_and(CallCgroup::has_kill) {
         sys::set_child_subreaper().map_err(|e| Error::Internal(format!("PR_SET_CHILD_SUBREAPER: {e}")))?;
     }
-    if let NetPlan::Proxy { .. } = plan.net {
-        return Err(Error::NotImplemented("--net proxy"));
-    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Internal(format!("tokio runtime: {e}")))?;
+    let egress = match plan.net {
+        NetPlan::Proxy { port } => match start_egress(policy, &runtime, port) {
+            Ok(e) => Some(e),
+            Err(message) => {
+                eprintln!("hullward: strict mode refuses to run: {message}");
+                events.exit(code::STRICT_REFUSED as i32, "strict-refused", None);
+                return Ok(code::STRICT_REFUSED);
+            }
+        },
+        _ => None,
+    };
 
     let (out_r, out_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
     let (err_r, err_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
     let stdio = Stdio { stdin: None, stdout: Some(out_w.as_raw_fd()), stderr: Some(err_w.as_raw_fd()) };
-    let spawned = match spawn::spawn(&plan, stdio, cgroup.as_ref(), None) {
+    let netns = egress.as_ref().map(|e| e.netns.as_raw_fd());
+    let spawned = match spawn::spawn(&plan, stdio, cgroup.as_ref(), netns) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("hullward: {e}");
@@ -133,11 +151,8 @@ pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
     };
     drop((out_w, err_w));
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Internal(format!("tokio runtime: {e}")))?;
-    let end = runtime.block_on(supervise(&plan, spawned.pidfd, out_r, err_r, cgroup.as_ref(), req.json))?;
+    let end =
+        runtime.block_on(supervise(&plan, spawned.pidfd, out_r, err_r, cgroup.as_ref(), egress, &events))?;
 
     let exit = match end {
         End::Exited(status) => status.clamp(0, 255) as u8,
@@ -190,14 +205,37 @@ fn announce(plan: &SandboxPlan, events: &Events) {
     events.start(plan);
 }
 
+/// The egress proxy of one call: its network namespace (entered by the child), the running proxy
+/// and its event stream.
+struct Egress {
+    netns: OwnedFd,
+    proxy: ProxyHandle,
+    events: mpsc::Receiver<ProxyEvent>,
+}
+
+/// Creates the child's network namespace with the proxy's listener bound on its loopback, and
+/// starts the proxy on `runtime`. The error is the reason strict mode cannot run.
+fn start_egress(policy: &Policy, runtime: &tokio::runtime::Runtime, port: u16) -> Result<Egress, String> {
+    let _ = sys::raise_nofile_limit();
+    let (netns, listener) = sys::new_netns(move || std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)))
+        .map_err(|e| format!("cannot create the network namespace for the egress proxy: {e}"))?;
+    let (tx, events) = mpsc::channel(256);
+    let _entered = runtime.enter();
+    let proxy =
+        proxy::spawn(listener, ProxyConfig::new(policy.http.clone()), tx).map_err(|e| e.to_string())?;
+    Ok(Egress { netns, proxy, events })
+}
+
 async fn supervise(
     plan: &SandboxPlan,
     pidfd: OwnedFd,
     out_r: OwnedFd,
     err_r: OwnedFd,
     cgroup: Option<&CallCgroup>,
-    json: bool,
+    egress: Option<Egress>,
+    events: &Events,
 ) -> Result<End, Error> {
+    let json = events.on();
     let internal = |what: &str| {
         let what = what.to_string();
         move |e: std::io::Error| Error::Internal(format!("{what}: {e}"))
@@ -226,8 +264,18 @@ async fn supervise(
     let mut sighup = signal(SignalKind::hangup()).map_err(internal("signal"))?;
     let (mut out_done, mut err_done) = (false, false);
 
+    let (proxy, mut egress_events) = match egress {
+        Some(Egress { netns, proxy, events }) => {
+            drop(netns);
+            (Some(proxy), Some(events))
+        }
+        None => (None, None),
+    };
     let end = loop {
         tokio::select! {
+            Some(ev) = async { egress_events.as_mut()?.recv().await }, if egress_events.is_some() => {
+                report_egress(&ev, events);
+            }
             guard = child.readable() => {
                 let mut guard = guard.map_err(internal("pidfd"))?;
                 if let Some(status) = sys::try_reap(child.get_ref().as_raw_fd()).map_err(internal("waitid"))? {
@@ -262,7 +310,30 @@ async fn supervise(
             let _ = tokio::time::timeout(KILL_WAIT, task).await;
         }
     }
+    if let Some(proxy) = proxy {
+        let _ = tokio::time::timeout(KILL_WAIT, proxy.shutdown()).await;
+    }
+    if let Some(rx) = egress_events.as_mut() {
+        while let Ok(Some(ev)) = tokio::time::timeout(KILL_WAIT, rx.recv()).await {
+            report_egress(&ev, events);
+        }
+    }
     Ok(end)
+}
+
+/// Tells the user about a refused outbound request (the child only sees a bare 403 over CONNECT).
+fn report_egress(ev: &ProxyEvent, events: &Events) {
+    if ev.verdict != Verdict::Allow {
+        eprintln!(
+            "hullward: egress {} {}:{} refused ({}): {}",
+            if ev.method.is_empty() { "request" } else { ev.method.as_str() },
+            ev.host,
+            ev.port,
+            ev.rule,
+            ev.message
+        );
+    }
+    events.egress(ev);
 }
 
 /// Re-walks the roots and reports protected files created or changed during the call.
