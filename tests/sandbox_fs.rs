@@ -83,8 +83,6 @@ fn a_directory_named_like_a_secret_is_masked_as_a_whole() {
 }
 
 #[test]
-#[ignore = "BUG: the deny-glob walk stops silently at depth 64 (masks.rs WalkLimits::max_depth, \
-            ignore's max_depth skips instead of failing) -- a .env deeper than that is readable"]
 fn env_file_deeper_than_the_walk_bound_is_still_denied() {
     let sb = Sandbox::new();
     let deep: String = (0..70).map(|_| "d/").collect();
@@ -147,9 +145,6 @@ fn a_denied_directory_that_is_a_symlink_masks_its_target() {
 }
 
 #[test]
-#[ignore = "BUG: an anchored deny pattern that goes through a symlinked directory \
-            (--deny 'link/secret.txt', link -> real) masks nothing: the walk never follows the \
-            link and real/secret.txt matches no rule, while `check path` denies link/secret.txt"]
 fn an_anchored_deny_through_a_symlinked_directory_is_masked() {
     let sb = Sandbox::new();
     sb.write("real/secret.txt", &format!("{ENV_SECRET}-through-link\n"));
@@ -393,9 +388,6 @@ fn deny_flag_masks_a_directory_and_pins_the_ancestors_of_anchored_rules() {
 }
 
 #[test]
-#[ignore = "BUG: Decision 8 write-protects .git/hooks/** and .git/config by default, but the \
-            write_protect globs reach no kernel layer (plan.rs never reads policy.write_protect): \
-            a child can plant a hook that later runs outside any sandbox"]
 fn git_hooks_and_config_are_write_protected() {
     let sb = Sandbox::new();
     let git = sb.control("git init -q . && echo INIT-OK");
@@ -479,10 +471,6 @@ fn write_permissions_bind_the_child_too() {
 }
 
 #[test]
-#[ignore = "BUG: the --config file (e.g. .fuseraft/config/orchestration.yaml, which INTERFACE.md \
-            says works unchanged) usually lives inside the root and is writable by the child: \
-            one call rewrites the policy (DenyCredentialFiles: false, Include: [$HOME], \
-            Strict: false, Network: host...) and the next call reads ~/.ssh/id_rsa"]
 fn the_policy_file_inside_the_root_is_read_only_for_the_child() {
     let sb = workspace();
     let cfg = sb.write(".fuseraft/config/orchestration.yaml", "Security:\n  FileSystemSandboxPath: ../..\n");

@@ -201,6 +201,7 @@ struct Accum {
 pub fn load(req: &LoadRequest) -> Result<Policy, PolicyError> {
     let mut acc = Accum::default();
     let mut sources = vec!["profile default (built-in)".to_string()];
+    let mut files = Vec::new();
 
     let default = profiles::builtin("default").expect("the default profile is embedded");
     apply_text(&mut acc, default.yaml, None, Some("default".into()), &req.cwd)?;
@@ -216,18 +217,20 @@ pub fn load(req: &LoadRequest) -> Result<Policy, PolicyError> {
             }
             apply_file(&mut acc, &path)?;
             sources.push(format!("profile {}", path.display()));
+            files.extend(std::fs::canonicalize(&path));
         }
     }
     if let Some(config) = &req.config {
         let path = req.cwd.join(config);
         apply_file(&mut acc, &path)?;
         sources.push(format!("config {}", path.display()));
+        files.extend(std::fs::canonicalize(&path));
     }
     apply_flags(&mut acc, &req.flags, &req.cwd);
     if has_flags(&req.flags) {
         sources.push("command-line flags".into());
     }
-    finish(acc, req, sources)
+    finish(acc, req, sources, files)
 }
 
 fn has_flags(f: &Flags) -> bool {
@@ -573,7 +576,12 @@ fn apply_flags(acc: &mut Accum, f: &Flags, cwd: &Path) {
     }
 }
 
-fn finish(mut acc: Accum, req: &LoadRequest, sources: Vec<String>) -> Result<Policy, PolicyError> {
+fn finish(
+    mut acc: Accum,
+    req: &LoadRequest,
+    sources: Vec<String>,
+    files: Vec<PathBuf>,
+) -> Result<Policy, PolicyError> {
     let mut diags = std::mem::take(&mut acc.diags);
 
     // Roots.
@@ -779,6 +787,7 @@ fn finish(mut acc: Accum, req: &LoadRequest, sources: Vec<String>) -> Result<Pol
             home,
         },
         sources,
+        files,
         warnings,
     })
 }

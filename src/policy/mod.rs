@@ -45,6 +45,8 @@ pub struct Policy {
     pub session: Session,
     /// What was loaded, in layering order (for `explain`).
     pub sources: Vec<String>,
+    /// The configuration and profile files loaded (canonical): the child may never change them.
+    pub files: Vec<PathBuf>,
     /// Warnings found while loading (errors abort loading instead).
     pub warnings: Vec<Diagnostic>,
 }

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use super::env::{self, ChildEnv};
 use super::kernel::{KernelSupport, STRICT_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
-use super::masks::{self, MaskKind, Snapshot, WalkLimits};
+use super::masks::{self, MaskKind, Snapshot};
 use super::seccomp::SocketPolicy;
 use super::view::{self, Source, ViewSpec, DEVICES, PRIVATE_TMPFS};
 use crate::policy::{NetMode, Policy};
@@ -70,6 +70,8 @@ pub struct SandboxPlan {
     pub view: Option<ViewSpec>,
     /// The mount ops built from `view`.
     pub mounts: Option<view::View>,
+    /// The directories walked for the snapshot (walked again after the call).
+    pub scanned: Vec<PathBuf>,
     pub snapshot: Snapshot,
     pub landlock: Option<LandlockPlan>,
     pub seccomp: Option<SocketPolicy>,
@@ -219,13 +221,9 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
     };
     let cwd = if visible(&call.cwd) { call.cwd.clone() } else { policy.root.clone() };
 
-    let snapshot = if yolo {
-        Snapshot::default()
-    } else {
-        let mut walk_roots = roots.clone();
-        walk_roots.extend(writable_host.iter().cloned());
-        masks::scan(&walk_roots, &policy.deny, &policy.sandbox.writable, WalkLimits::default())?
-    };
+    let scanned: Vec<PathBuf> =
+        if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
+    let snapshot = masks::scan_policy(policy, &scanned)?;
 
     let (read_write, read_only) = if policy.sandbox.read_only {
         (writable_host.clone(), roots.clone())
@@ -246,6 +244,7 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         devices: DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()).collect(),
         dev_pts: call.terminal,
         masks: snapshot.masks.clone(),
+        read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
     });
     let mounts = view.as_ref().map(view::build).transpose()?;
@@ -318,6 +317,7 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         user_ns: mount_ns && !kernel.root,
         view,
         mounts,
+        scanned,
         snapshot,
         landlock,
         seccomp,
@@ -402,6 +402,10 @@ impl SandboxPlan {
             })),
             "masks": masks,
             "pinned": self.snapshot.pins.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "write_protected": self.snapshot.read_only.iter().map(|m| json!({
+                "path": m.path.display().to_string(),
+                "rule": m.pattern,
+            })).collect::<Vec<_>>(),
             "symlinks_not_masked": self.snapshot.skipped_links.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "entries_walked": self.snapshot.entries_seen,
             "landlock": landlock,

@@ -11,8 +11,8 @@
 //! Order of the ops: make `/` private → take detached copies of every bind source (before
 //! anything covers them, e.g. a root under `/tmp`) → mount the new root's tmpfs on the staging
 //! directory → in path order, create mount points and attach each source, the `/dev` tmpfs, the
-//! private tmpfs → pin the ancestors of anchored deny patterns (before the masks, because a bind
-//! does not carry the mounts below it) → mount the masks, copies of an empty mode-000 file or
+//! private tmpfs → pin the ancestors of anchored deny patterns and bind write-protected entries
+//! read-only over themselves (before the masks, because a bind does not carry the mounts below it) → mount the masks, copies of an empty mode-000 file or
 //! directory on a read-only tmpfs that is never attached anywhere → make the new root read-only →
 //! `pivot_root` into it.
 
@@ -67,6 +67,8 @@ pub struct ViewSpec {
     /// A private devpts instance on `/dev/pts` (new terminals; the host's are never shown).
     pub dev_pts: bool,
     pub masks: Vec<Mask>,
+    /// Entries bound read-only over themselves (write-protected inside a writable root).
+    pub read_only_binds: Vec<Mask>,
     pub pins: Vec<PathBuf>,
 }
 
@@ -249,6 +251,11 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
         let p = c(&staged(pin))?;
         b.ops.push(MountOp::Bind { src: p.clone(), target: p });
     }
+    for entry in &spec.read_only_binds {
+        let p = c(&staged(&entry.path))?;
+        b.ops.push(MountOp::Bind { src: p.clone(), target: p.clone() });
+        b.ops.push(MountOp::SetReadOnly { target: p });
+    }
     let mask_slot = slots;
     slots += 1;
     masks(&mut b, &spec.masks, mask_slot)?;
@@ -371,6 +378,7 @@ mod tests {
                 pattern: "**/.env".into(),
                 via_symlink: None,
             }],
+            read_only_binds: vec![],
             pins: vec!["/tmp/work/proj/infra".into()],
         }
     }

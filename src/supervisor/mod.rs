@@ -32,7 +32,7 @@ use crate::policy::Policy;
 use crate::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
 use crate::sandbox::cgroup::CallCgroup;
 use crate::sandbox::kernel::KernelSupport;
-use crate::sandbox::masks::{self, WalkLimits};
+use crate::sandbox::masks;
 use crate::sandbox::plan::{self, Call, NetPlan, PlanError, SandboxPlan};
 use crate::sandbox::spawn::{self, Stdio};
 use crate::sandbox::sys;
@@ -341,11 +341,7 @@ fn report_protected_changes(policy: &Policy, plan: &SandboxPlan, events: &Events
     if plan.yolo {
         return;
     }
-    let mut roots = policy.roots();
-    roots.extend(
-        policy.sandbox.writable.iter().filter(|w| !w.starts_with("/tmp") && !w.starts_with("/run")).cloned(),
-    );
-    let after = match masks::scan(&roots, &policy.deny, &policy.sandbox.writable, WalkLimits::default()) {
+    let after = match masks::scan_policy(policy, &plan.scanned) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("hullward: warning: cannot re-check protected files after the call: {e}");
@@ -355,7 +351,8 @@ fn report_protected_changes(policy: &Policy, plan: &SandboxPlan, events: &Events
     for change in plan.snapshot.changes_since(&after) {
         let shown = shown_path(policy, &change.path);
         eprintln!(
-            "hullward: warning: protected file '{shown}' was {} during the call (matches '{}')",
+            "hullward: warning: {} '{shown}' was {} during the call (matches '{}')",
+            if change.write_protected { "write-protected file" } else { "protected file" },
             if change.created { "created" } else { "changed" },
             change.pattern
         );
