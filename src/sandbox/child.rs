@@ -42,6 +42,8 @@ pub enum Stage {
     Signals = 19,
     Exec = 20,
     IdMap = 21,
+    ParentDeath = 22,
+    Init = 23,
 }
 
 impl Stage {
@@ -97,6 +99,8 @@ impl Stage {
             Stage::Signals => "resetting signal dispositions",
             Stage::Exec => "executing the program",
             Stage::IdMap => "writing the user namespace's id maps",
+            Stage::ParentDeath => "tying its life to the supervisor's",
+            Stage::Init => "starting the PID namespace's init",
         }
     }
 }
@@ -227,9 +231,17 @@ pub struct ChildPlan {
     pub rlimits: Vec<(u32, u64, u64)>,
     /// `CLONE_NEW*` flags for `unshare`.
     pub unshare_flags: i32,
-    /// Files written right after `unshare` when it created a user namespace: `setgroups`,
-    /// `uid_map`, `gid_map`, each (path, content).
+    /// Files written right after the user namespace is created (by `clone3`, or by `unshare`
+    /// when `unshare_flags` has `CLONE_NEWUSER`): `setgroups`, `uid_map`, `gid_map`, each
+    /// (path, content).
     pub id_maps: Vec<(CString, Vec<u8>)>,
+    /// The user namespace was created by `clone3`: write `id_maps` before anything else.
+    pub userns_at_clone: bool,
+    /// Die with the supervisor (`PR_SET_PDEATHSIG`), and exit at once if it is already gone.
+    pub parent_death: bool,
+    /// This process is PID 1 of a new PID namespace: fork, exec the program in the child, and
+    /// stay behind as its init.
+    pub init: bool,
     /// A network namespace prepared by the parent to enter instead of creating one.
     pub netns_fd: Option<RawFd>,
     /// Bring `lo` up (after creating a fresh network namespace).
@@ -286,10 +298,24 @@ fn tolerate_exists(r: Result<(), Errno>) -> Result<(), Errno> {
 }
 
 /// Runs the plan and never returns: it `exec`s the program or exits with 125 after reporting
-/// the failed step on the error pipe.
+/// the failed step on the error pipe. With `init`, this process stays behind as the PID
+/// namespace's init and the program runs in a child of it (see [`init`]).
 pub fn run<S: Sys>(sys: &S, plan: &mut ChildPlan) -> ! {
     let err = match apply(sys, plan) {
         Ok(()) => {
+            if plan.init {
+                match sys.fork() {
+                    Ok(0) => {}
+                    Ok(program) => init(sys, plan, program),
+                    Err(errno) => {
+                        let _ = sys.write(
+                            plan.error_fd,
+                            &StepError { stage: Stage::Init, index: 0, errno }.encode(),
+                        );
+                        sys.exit(125)
+                    }
+                }
+            }
             let errno = sys.execve(&plan.program, &plan.argv_ptrs, &plan.envp_ptrs);
             StepError { stage: Stage::Exec, index: 0, errno }
         }
@@ -299,9 +325,38 @@ pub fn run<S: Sys>(sys: &S, plan: &mut ChildPlan) -> ! {
     sys.exit(125)
 }
 
+/// PID 1 of the call's PID namespace: reaps every orphan and exits with the program's status
+/// (128 + signal when it was killed) as soon as the program ends — which makes the kernel kill
+/// whatever else is left in the namespace. It lets go of the error pipe and the standard
+/// descriptors first, so the supervisor sees the program's `exec` and end of output exactly as if
+/// there were no init.
+fn init<S: Sys>(sys: &S, plan: &ChildPlan, program: libc::pid_t) -> ! {
+    let _ = sys.close(plan.error_fd);
+    for fd in 0..3 {
+        let _ = sys.close(fd);
+    }
+    loop {
+        match sys.wait_any() {
+            Ok((pid, status)) if pid == program => sys.exit(status),
+            Ok(_) => {}
+            Err(Errno(libc::EINTR)) => {}
+            Err(_) => sys.exit(125),
+        }
+    }
+}
+
 /// Applies everything up to (not including) `execve`.
 pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan) -> Result<(), StepError> {
+    if plan.parent_death {
+        sys.prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as u64, 0).map_err(at(Stage::ParentDeath, 0))?;
+        if sys.peer_closed(plan.error_fd).map_err(at(Stage::ParentDeath, 1))? {
+            sys.exit(125);
+        }
+    }
     sys.setsid().map_err(at(Stage::Setsid, 0))?;
+    if plan.userns_at_clone {
+        write_id_maps(sys, &plan.id_maps)?;
+    }
     for (i, fd) in plan.cgroup_procs.iter().enumerate() {
         sys.write(*fd, b"0").map_err(at(Stage::Cgroup, i))?;
     }
@@ -317,11 +372,8 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan) -> Result<(), StepError> {
     if plan.unshare_flags != 0 {
         sys.unshare(plan.unshare_flags).map_err(at(Stage::Unshare, 0))?;
     }
-    for (i, (path, content)) in plan.id_maps.iter().enumerate() {
-        let fd = sys.open(path, libc::O_WRONLY | libc::O_CLOEXEC, 0).map_err(at(Stage::IdMap, i))?;
-        let written = sys.write(fd, content);
-        let _ = sys.close(fd);
-        written.map_err(at(Stage::IdMap, i))?;
+    if !plan.userns_at_clone {
+        write_id_maps(sys, &plan.id_maps)?;
     }
     if let Some(fd) = plan.netns_fd {
         sys.setns(fd, libc::CLONE_NEWNET).map_err(at(Stage::Setns, 0))?;
@@ -351,6 +403,16 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan) -> Result<(), StepError> {
     sys.reset_signals().map_err(at(Stage::Signals, 0))?;
     for (i, program) in plan.seccomp.iter().enumerate() {
         sys.seccomp_install(program).map_err(at(Stage::Seccomp, i))?;
+    }
+    Ok(())
+}
+
+fn write_id_maps<S: Sys>(sys: &S, maps: &[(CString, Vec<u8>)]) -> Result<(), StepError> {
+    for (i, (path, content)) in maps.iter().enumerate() {
+        let fd = sys.open(path, libc::O_WRONLY | libc::O_CLOEXEC, 0).map_err(at(Stage::IdMap, i))?;
+        let written = sys.write(fd, content);
+        let _ = sys.close(fd);
+        written.map_err(at(Stage::IdMap, i))?;
     }
     Ok(())
 }
@@ -627,6 +689,15 @@ mod tests {
         fn exit(&self, _: i32) -> ! {
             panic!("exit")
         }
+        fn peer_closed(&self, _: RawFd) -> Result<bool, Errno> {
+            self.rec("peer_closed").map(|_| false)
+        }
+        fn fork(&self) -> Result<libc::pid_t, Errno> {
+            self.rec("fork").map(|_| 0)
+        }
+        fn wait_any(&self) -> Result<(libc::pid_t, i32), Errno> {
+            self.rec("wait_any").map(|_| (1, 0))
+        }
     }
 
     fn c(s: &str) -> CString {
@@ -642,6 +713,9 @@ mod tests {
             rlimits: vec![(libc::RLIMIT_NOFILE, 64, 64)],
             unshare_flags: libc::CLONE_NEWNS | libc::CLONE_NEWNET,
             id_maps: vec![],
+            userns_at_clone: false,
+            parent_death: true,
+            init: true,
             netns_fd: None,
             loopback_up: true,
             mount_ops: vec![
@@ -679,6 +753,7 @@ mod tests {
         let pos =
             |name: &str| calls.iter().position(|c| c == name).unwrap_or_else(|| panic!("{name}: {calls:?}"));
         let order = [
+            "peer_closed",
             "setsid",
             "write",
             "dup2",

@@ -67,6 +67,8 @@ pub struct SandboxPlan {
     pub net: NetPlan,
     pub mount_ns: bool,
     pub user_ns: bool,
+    /// A PID namespace with its own `/proc`: host processes are invisible and unreachable.
+    pub pid_ns: bool,
     pub view: Option<ViewSpec>,
     /// The mount ops built from `view`.
     pub mounts: Option<view::View>,
@@ -243,6 +245,7 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         read_only: read_only.clone(),
         devices: DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()).collect(),
         dev_pts: call.terminal,
+        new_proc: true,
         masks: snapshot.masks.clone(),
         read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
@@ -256,7 +259,9 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
             .iter()
             .map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec })
             .collect();
-        rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
+        if !mount_ns {
+            rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
+        }
         rules.extend(
             DEVICES
                 .iter()
@@ -268,6 +273,7 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         rules.extend(read_only.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec }));
         let mut child_rules = Vec::new();
         if mount_ns {
+            child_rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
             for dir in ["/tmp", "/run", "/dev/shm"] {
                 child_rules.push(PathRule { path: dir.into(), grant: Grant::ReadWrite });
             }
@@ -315,6 +321,7 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         net,
         mount_ns,
         user_ns: mount_ns && !kernel.root,
+        pid_ns: mount_ns,
         view,
         mounts,
         scanned,
@@ -391,6 +398,8 @@ impl SandboxPlan {
                 "mount": self.mount_ns,
                 "user": self.user_ns,
                 "ipc": self.mount_ns,
+                "pid": self.pid_ns,
+                "cgroup": self.mount_ns,
                 "network": self.net != NetPlan::Host,
             },
             "view": self.view.as_ref().map(|v| json!({

@@ -91,12 +91,22 @@ pub fn spawn(
     keep.extend(&cgroup_procs);
 
     let mut unshare_flags = 0;
+    let mut clone_namespaces = 0;
     let mut id_maps = Vec::new();
     if plan.mount_ns {
-        unshare_flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
+        unshare_flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWCGROUP;
+    }
+    if plan.pid_ns {
+        // A PID namespace must exist before the child mounts its procfs, so it comes with the
+        // clone (and, for a non-root caller, the user namespace that owns it too).
+        clone_namespaces |= libc::CLONE_NEWPID;
+        if plan.user_ns {
+            clone_namespaces |= libc::CLONE_NEWUSER;
+        }
+    } else if plan.user_ns {
+        unshare_flags |= libc::CLONE_NEWUSER;
     }
     if plan.user_ns {
-        unshare_flags |= libc::CLONE_NEWUSER;
         let (uid, gid) = (sys::geteuid(), sys::getegid());
         id_maps.push((cstr(b"/proc/self/setgroups")?, b"deny".to_vec()));
         id_maps.push((cstr(b"/proc/self/uid_map")?, format!("{uid} {uid} 1").into_bytes()));
@@ -127,6 +137,9 @@ pub fn spawn(
         rlimits: plan.rlimits.clone(),
         unshare_flags,
         id_maps,
+        userns_at_clone: clone_namespaces & libc::CLONE_NEWUSER != 0,
+        parent_death: true,
+        init: plan.pid_ns,
         netns_fd: netns,
         loopback_up: unshare_flags & libc::CLONE_NEWNET != 0,
         mount_ops,
@@ -153,7 +166,7 @@ pub fn spawn(
 
     // SAFETY: in the child branch only `child::run` executes, which makes raw system calls on the
     // prepared plan and never allocates, locks or returns (it execs or `_exit`s).
-    let forked = unsafe { sys::clone3(cgroup.and_then(CallCgroup::clone_into)) }
+    let forked = unsafe { sys::clone3(cgroup.and_then(CallCgroup::clone_into), clone_namespaces) }
         .map_err(|source| SpawnError::Io { what: "clone3", source })?;
     let (pid, pidfd) = match forked {
         Forked::Child => child::run(&RealSys, &mut child_plan),

@@ -85,6 +85,14 @@ pub trait Sys {
     /// Only returns on failure.
     fn execve(&self, path: &CStr, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno;
     fn exit(&self, code: i32) -> !;
+    /// Whether the read end of the pipe whose write end is `fd` has been closed.
+    fn peer_closed(&self, fd: RawFd) -> SysResult<bool>;
+    /// A plain `fork` by raw system call (no C library handlers: other threads' locks may be
+    /// held in this copy of the process). `Ok(0)` in the new child.
+    fn fork(&self) -> SysResult<libc::pid_t>;
+    /// Waits for any child; returns its pid and its status as an exit code (128 + signal when
+    /// killed), or `ECHILD` when none is left.
+    fn wait_any(&self) -> SysResult<(libc::pid_t, i32)>;
 }
 
 /// The real system calls.
@@ -455,6 +463,32 @@ impl Sys for RealSys {
         // SAFETY: `_exit` never returns and runs no atexit handlers (none are safe after fork).
         unsafe { libc::_exit(code) }
     }
+
+    fn peer_closed(&self, fd: RawFd) -> SysResult<bool> {
+        let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+        // SAFETY: one valid `pollfd` on this frame; timeout 0 never blocks.
+        check(unsafe { libc::poll(&mut pfd, 1, 0) })?;
+        Ok(pfd.revents & libc::POLLERR != 0)
+    }
+
+    fn fork(&self) -> SysResult<libc::pid_t> {
+        // SAFETY: a clone without CLONE_VM gives the child its own copy of memory; both return
+        // here. The caller only makes raw system calls afterwards.
+        let ret = unsafe {
+            libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0usize, 0usize, 0usize, 0usize)
+        };
+        check_long(ret).map(|pid| pid as libc::pid_t)
+    }
+
+    fn wait_any(&self) -> SysResult<(libc::pid_t, i32)> {
+        // SAFETY: `siginfo_t` is plain old data, filled by the kernel.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid out-parameter on this frame.
+        check(unsafe { libc::waitid(libc::P_ALL, 0, &mut info, libc::WEXITED) })?;
+        // SAFETY: after a successful waitid the pid/status fields of the union are initialised.
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        Ok((pid, if info.si_code == libc::CLD_EXITED { status } else { 128 + status }))
+    }
 }
 
 /// What [`clone3`] returns.
@@ -466,16 +500,16 @@ pub enum Forked {
 }
 
 /// `clone3` with fork semantics (`CLONE_PIDFD`, `SIGCHLD`), optionally straight into a cgroup v2
-/// directory (`CLONE_INTO_CGROUP`).
+/// directory (`CLONE_INTO_CGROUP`) and into new namespaces (`CLONE_NEW*` in `namespaces`).
 ///
 /// # Safety
 /// In the `Child` case the caller runs in a copy of a multi-threaded process and must only make
 /// async-signal-safe calls (no allocation, no locks) until it `exec`s or `_exit`s.
-pub unsafe fn clone3(cgroup_fd: Option<RawFd>) -> std::io::Result<Forked> {
+pub unsafe fn clone3(cgroup_fd: Option<RawFd>, namespaces: i32) -> std::io::Result<Forked> {
     let mut pidfd: libc::c_int = -1;
     // SAFETY: `clone_args` is plain old data; all-zero is the documented default.
     let mut args: libc::clone_args = unsafe { std::mem::zeroed() };
-    args.flags = libc::CLONE_PIDFD as u64;
+    args.flags = libc::CLONE_PIDFD as u64 | namespaces as u64;
     args.pidfd = &mut pidfd as *mut libc::c_int as u64;
     args.exit_signal = libc::SIGCHLD as u64;
     if let Some(fd) = cgroup_fd {
@@ -564,7 +598,7 @@ pub fn pidfd_kill(pidfd: RawFd, signal: i32) -> std::io::Result<()> {
 /// Whether a throwaway child can `unshare(flags)`.
 pub fn probe_unshare(flags: i32) -> std::io::Result<bool> {
     // SAFETY: the child only calls `unshare` and `_exit`, both async-signal-safe.
-    match unsafe { clone3(None)? } {
+    match unsafe { clone3(None, 0)? } {
         Forked::Child => {
             // SAFETY: integer flags; `_exit` ends the throwaway child.
             unsafe {

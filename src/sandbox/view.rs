@@ -1,9 +1,10 @@
 //! The child's filesystem view, as a list of [`MountOp`]s the child executes in order.
 //!
 //! Instead of the host's whole tree made read-only, the child gets a **fresh root** (a small
-//! tmpfs) that contains only what the policy grants: the `System` entries read-only, `/proc`
-//! read-only, a minimal `/dev` (null, zero, full, random, urandom, tty, a private devpts and shm), private
-//! tmpfs mounts on `/tmp` and `/run`, and the roots and writable directories read-write. Anything
+//! tmpfs) that contains only what the policy grants: the `System` entries read-only, a read-only
+//! `/proc` of the child's own PID namespace, a minimal `/dev` (null, zero, full, random, urandom,
+//! tty, a private devpts and shm), private tmpfs mounts on `/tmp` and `/run`, and the roots and
+//! writable directories read-write. Anything
 //! else — the home directory, `/var/run/docker.sock`, other users' files — does not exist in the
 //! child at all, so no path trick (including pathname Unix sockets, which Landlock ABI < 9 does
 //! not mediate) can reach it. Landlock then binds the same grants a second time.
@@ -66,6 +67,9 @@ pub struct ViewSpec {
     pub devices: Vec<PathBuf>,
     /// A private devpts instance on `/dev/pts` (new terminals; the host's are never shown).
     pub dev_pts: bool,
+    /// A fresh procfs of the child's own PID namespace on `/proc` (instead of a copy of the
+    /// host's).
+    pub new_proc: bool,
     pub masks: Vec<Mask>,
     /// Entries bound read-only over themselves (write-protected inside a writable root).
     pub read_only_binds: Vec<Mask>,
@@ -115,6 +119,7 @@ enum Dest {
     Link { target: PathBuf },
     Tree { slot: usize },
     Proc { slot: usize },
+    NewProc,
     Dev,
     Private { options: &'static str },
 }
@@ -189,12 +194,16 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
         let slot = clone(&mut ops, p, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
         dests.push((p.clone(), Dest::Tree { slot }));
     }
-    let proc_slot = clone(
-        &mut ops,
-        Path::new("/proc"),
-        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-    )?;
-    dests.push((PathBuf::from("/proc"), Dest::Proc { slot: proc_slot }));
+    if spec.new_proc {
+        dests.push((PathBuf::from("/proc"), Dest::NewProc));
+    } else {
+        let proc_slot = clone(
+            &mut ops,
+            Path::new("/proc"),
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+        )?;
+        dests.push((PathBuf::from("/proc"), Dest::Proc { slot: proc_slot }));
+    }
     dests.push((PathBuf::from("/dev"), Dest::Dev));
     for (dir, options) in PRIVATE_TMPFS {
         if !under_tree(Path::new(dir)) {
@@ -243,6 +252,16 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
                     options: CString::new(options).expect("static"),
                 });
                 b.mounted.push((path, Covering::Tmpfs));
+            }
+            Dest::NewProc => {
+                b.prepare(&path, Some(true))?;
+                b.ops.push(MountOp::Fs {
+                    fstype: CString::new("proc").expect("static"),
+                    target: c(&staged(&path))?,
+                    flags: libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    options: CString::new("").expect("static"),
+                });
+                b.mounted.push((path, Covering::Bind));
             }
             Dest::Dev => dev(&mut b, spec)?,
         }
@@ -372,6 +391,7 @@ mod tests {
             read_only: vec![],
             devices: vec!["/dev/null".into()],
             dev_pts: false,
+            new_proc: false,
             masks: vec![Mask {
                 path: "/tmp/work/proj/.env".into(),
                 kind: MaskKind::File,
