@@ -6,7 +6,9 @@
 //! hierarchy as on these machines) → the child enters the v2 leaf at creation
 //! (`CLONE_INTO_CGROUP`) and joins the v1 ones by writing `0` to their `tasks` → after the
 //! call, [`CallCgroup::kill`] (the `cgroup.kill` file: no survivor, not even a `setsid`-ed
-//! grandchild), [`CallCgroup::wait_empty`], and drop removes the directories.
+//! grandchild), [`CallCgroup::wait_empty`], and drop removes the directories. Cgroups left behind
+//! by a supervisor that was killed are swept (their processes killed) when the next call creates
+//! its own.
 //!
 //! Root ignores `RLIMIT_NPROC`, so without a `pids` controller nothing bounds a fork bomb run as
 //! root; strict mode refuses in that case (see `plan`).
@@ -261,12 +263,45 @@ fn leaf(base: &Path, name: &str) -> Result<PathBuf, CgroupError> {
     let parent = base.join("hullward");
     match std::fs::create_dir(&parent) {
         Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => sweep_stale(&parent),
         Err(e) => return Err(CgroupError { path: parent, source: e }),
     }
     let dir = parent.join(name);
     std::fs::create_dir(&dir).map_err(cg_err(&dir))?;
     Ok(dir)
+}
+
+/// The supervisor that created a call's cgroup (`call-<pid>-…`), from the directory name.
+fn owner_pid(name: &str) -> Option<libc::pid_t> {
+    name.strip_prefix("call-")?.split('-').next()?.parse().ok()
+}
+
+/// Removes the cgroups of calls whose supervisor died without cleaning up (SIGKILL, OOM), after
+/// killing anything still in them.
+fn sweep_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(owner_pid) else { continue };
+        if super::sys::process_exists(pid) {
+            continue;
+        }
+        let dir = entry.path();
+        let kill = dir.join("cgroup.kill");
+        if kill.exists() {
+            let _ = write_file(&kill, "1");
+        } else if let Ok(tasks) = std::fs::read_to_string(dir.join("tasks")) {
+            for pid in tasks.lines().filter_map(|l| l.trim().parse().ok()) {
+                let _ = super::sys::kill(pid, libc::SIGKILL);
+            }
+        }
+        for _ in 0..50 {
+            if std::fs::remove_dir(&dir).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }
 
 fn write_file(path: &Path, value: &str) -> Result<(), CgroupError> {

@@ -717,6 +717,12 @@ pub fn set_child_subreaper() -> std::io::Result<()> {
     }
 }
 
+/// Whether a process with this pid exists (`kill(pid, 0)` does not fail with `ESRCH`).
+pub fn process_exists(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks for existence and permission.
+    unsafe { libc::kill(pid, 0) == 0 || *libc::__errno_location() != libc::ESRCH }
+}
+
 /// Sends `signal` to `pid` (used only for descendants found by the fallback /proc walk).
 pub fn kill(pid: libc::pid_t, signal: i32) -> std::io::Result<()> {
     // SAFETY: plain integers.
