@@ -160,7 +160,7 @@ fn render(r: &Value) -> String {
         out.push_str("  strict mode          REFUSES (exit 3); missing:\n");
         for m in strict["missing"].as_array().into_iter().flatten() {
             out.push_str(&format!(
-                "    - {}: --no-strict would run without {}\n",
+                "    - {} (--no-strict gives up: {})\n",
                 s(&m["feature"]),
                 s(&m["consequence"])
             ));

@@ -159,6 +159,11 @@ pub enum MountOp {
         path: CString,
         mode: u32,
     },
+    /// Create a file with this content (in the new root's tmpfs, before it is made read-only).
+    WriteFile {
+        path: CString,
+        content: Vec<u8>,
+    },
     /// Create an empty file to mount over (an existing one is fine).
     Touch {
         path: CString,
@@ -466,6 +471,17 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan, i: usize) -> Result<(), Errno
             sys.close(fd)
         }
         MountOp::Symlink { target, link } => tolerate_exists(sys.symlink(target, link)),
+        MountOp::WriteFile { path, content } => {
+            let fd =
+                sys.open(path, libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC, 0o644)?;
+            let written = sys.write(fd, content);
+            let _ = sys.close(fd);
+            match written {
+                Ok(n) if n == content.len() => Ok(()),
+                Ok(_) => Err(Errno(libc::EIO)),
+                Err(e) => Err(e),
+            }
+        }
         MountOp::Chmod { path, mode } => sys.chmod(path, *mode),
         MountOp::Attach { slot, target } => {
             let fd = plan.slots.get(*slot).copied().unwrap_or(-1);
@@ -531,6 +547,7 @@ fn describe_op(op: &MountOp) -> String {
         MountOp::Mkdir { path, .. } => format!("mkdir '{}'", show(path)),
         MountOp::Touch { path, .. } => format!("creating mount point '{}'", show(path)),
         MountOp::Symlink { link, .. } => format!("symlink '{}'", show(link)),
+        MountOp::WriteFile { path, .. } => format!("writing '{}'", show(path)),
         MountOp::Chmod { path, .. } => format!("chmod '{}'", show(path)),
         MountOp::Attach { target, .. } => format!("attaching at '{}'", show(target)),
         MountOp::Bind { src, target } => format!("bind '{}' over '{}'", show(src), show(target)),

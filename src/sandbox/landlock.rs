@@ -21,6 +21,10 @@ pub enum Grant {
     ReadExec,
     /// Read files and list directories (`/proc`).
     Read,
+    /// List directories only (the new root itself).
+    List,
+    /// Read one file (a rule on a file may only carry file rights).
+    ReadFile,
     /// Everything but creating device nodes (roots, writable directories, private tmpfs).
     ReadWrite,
     /// Read and write an existing device (`/dev/null`, terminals).
@@ -32,6 +36,8 @@ impl Grant {
         match self {
             Grant::ReadExec => AccessFs::from_read(abi),
             Grant::Read => AccessFs::ReadFile | AccessFs::ReadDir,
+            Grant::List => AccessFs::ReadDir.into(),
+            Grant::ReadFile => AccessFs::ReadFile.into(),
             Grant::ReadWrite => AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock),
             Grant::Device => {
                 (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev)
@@ -44,6 +50,8 @@ impl Grant {
         match self {
             Grant::ReadExec => "read+exec",
             Grant::Read => "read",
+            Grant::List => "list",
+            Grant::ReadFile => "read",
             Grant::ReadWrite => "read+write",
             Grant::Device => "device read+write",
         }

@@ -246,6 +246,8 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         devices: DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()).collect(),
         dev_pts: call.terminal,
         new_proc: true,
+        tmpfs_size: policy.sandbox.limits.memory_bytes.map_or_else(|| "50%".to_string(), |m| m.to_string()),
+        files: identity_files(),
         masks: snapshot.masks.clone(),
         read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
@@ -273,7 +275,13 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         rules.extend(read_only.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec }));
         let mut child_rules = Vec::new();
         if mount_ns {
+            child_rules.push(PathRule { path: "/".into(), grant: Grant::List });
             child_rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
+            for file in ["/etc/passwd", "/etc/group"] {
+                if !policy.sandbox.system.iter().any(|s| Path::new(file).starts_with(s)) {
+                    child_rules.push(PathRule { path: file.into(), grant: Grant::ReadFile });
+                }
+            }
             for dir in ["/tmp", "/run", "/dev/shm"] {
                 child_rules.push(PathRule { path: dir.into(), grant: Grant::ReadWrite });
             }
@@ -338,6 +346,41 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         yolo,
         kernel: kernel.clone(),
     })
+}
+
+/// `/etc/passwd` and `/etc/group` for the child's view: root, the caller's own user and group (as
+/// the host names them), and nobody — so that `whoami`, `ls -l` and git find a name, while the
+/// host's real account list stays outside.
+fn identity_files() -> Vec<(PathBuf, Vec<u8>)> {
+    let (uid, gid) = (super::sys::geteuid(), super::sys::getegid());
+    let host_line = |file: &str, id: u32| {
+        std::fs::read_to_string(file)
+            .ok()?
+            .lines()
+            .find(|l| l.split(':').nth(2).and_then(|f| f.parse::<u32>().ok()) == Some(id))
+            .map(str::to_string)
+    };
+    let mut passwd = vec!["root:x:0:0:root:/root:/bin/sh".to_string()];
+    let mut group = vec!["root:x:0:".to_string()];
+    if uid != 0 {
+        passwd
+            .push(host_line("/etc/passwd", uid).unwrap_or_else(|| format!("user:x:{uid}:{gid}::/:/bin/sh")));
+    }
+    if gid != 0 {
+        group.push(host_line("/etc/group", gid).map_or_else(
+            || format!("user:x:{gid}:"),
+            |l| {
+                // Keep the name and id, drop the member list.
+                let mut f: Vec<&str> = l.split(':').take(3).collect();
+                f.push("");
+                f.join(":")
+            },
+        ));
+    }
+    passwd.push("nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin".into());
+    group.push("nogroup:x:65534:".into());
+    let text = |lines: Vec<String>| (lines.join("\n") + "\n").into_bytes();
+    vec![(PathBuf::from("/etc/passwd"), text(passwd)), (PathBuf::from("/etc/group"), text(group))]
 }
 
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";

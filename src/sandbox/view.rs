@@ -27,7 +27,7 @@ use super::masks::{Mask, MaskKind};
 /// Where the new root is assembled; the host directory only serves as a mount point inside the
 /// child's private mount namespace.
 pub const STAGE: &str = "/tmp";
-/// Directories that get a fresh private tmpfs.
+/// Directories that get a fresh private tmpfs, with their `mode=`; sizes come from the spec.
 pub const PRIVATE_TMPFS: &[(&str, &str)] = &[("/tmp", "mode=1777"), ("/run", "mode=0755")];
 /// Device nodes bound from the host.
 pub const DEVICES: &[&str] =
@@ -70,6 +70,11 @@ pub struct ViewSpec {
     /// A fresh procfs of the child's own PID namespace on `/proc` (instead of a copy of the
     /// host's).
     pub new_proc: bool,
+    /// Size of each private tmpfs (`/tmp`, `/dev/shm`), e.g. `4294967296` or `50%`.
+    pub tmpfs_size: String,
+    /// Files written into the new root (`/etc/passwd`, `/etc/group` for the child's own ids),
+    /// unless a `System` entry provides them.
+    pub files: Vec<(PathBuf, Vec<u8>)>,
     pub masks: Vec<Mask>,
     /// Entries bound read-only over themselves (write-protected inside a writable root).
     pub read_only_binds: Vec<Mask>,
@@ -122,6 +127,7 @@ enum Dest {
     NewProc,
     Dev,
     Private { options: &'static str },
+    File { content: Vec<u8> },
 }
 
 struct Builder {
@@ -215,6 +221,11 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
             dests.push((link.clone(), Dest::Link { target: target.clone() }));
         }
     }
+    for (path, content) in &spec.files {
+        if !spec.system.iter().any(|s| path.starts_with(&s.path)) {
+            dests.push((path.clone(), Dest::File { content: content.clone() }));
+        }
+    }
     // Parents before children; for the same path, a tmpfs before what is mounted into it.
     dests.sort_by(|a, b| a.0.cmp(&b.0));
 
@@ -245,11 +256,13 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
             }
             Dest::Private { options } => {
                 b.prepare(&path, Some(true))?;
+                let size = if path == Path::new("/run") { "64m" } else { spec.tmpfs_size.as_str() };
                 b.ops.push(MountOp::Fs {
                     fstype: CString::new("tmpfs").expect("static"),
                     target: c(&staged(&path))?,
                     flags: libc::MS_NOSUID | libc::MS_NODEV,
-                    options: CString::new(options).expect("static"),
+                    options: CString::new(format!("{options},size={size}"))
+                        .map_err(|_| ViewError::Nul(path.clone()))?,
                 });
                 b.mounted.push((path, Covering::Tmpfs));
             }
@@ -262,6 +275,12 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
                     options: CString::new("").expect("static"),
                 });
                 b.mounted.push((path, Covering::Bind));
+            }
+            Dest::File { content } => {
+                b.prepare(&path, None)?;
+                if b.covering(&path) == Covering::Tmpfs {
+                    b.ops.push(MountOp::WriteFile { path: c(&staged(&path))?, content });
+                }
             }
             Dest::Dev => dev(&mut b, spec)?,
         }
@@ -320,7 +339,8 @@ fn dev(b: &mut Builder, spec: &ViewSpec) -> Result<(), ViewError> {
         fstype: CString::new("tmpfs").expect("static"),
         target: c(&staged(shm))?,
         flags: libc::MS_NOSUID | libc::MS_NODEV,
-        options: CString::new("mode=1777").expect("static"),
+        options: CString::new(format!("mode=1777,size={}", spec.tmpfs_size))
+            .map_err(|_| ViewError::Nul(shm.into()))?,
     });
     b.ops.push(MountOp::SetReadOnly { target: c(&staged(dev))? });
     Ok(())
@@ -361,6 +381,7 @@ mod tests {
                 }
                 MountOp::Mkdir { path, .. } => format!("mkdir {}", path.to_string_lossy()),
                 MountOp::Touch { path, .. } => format!("touch {}", path.to_string_lossy()),
+                MountOp::WriteFile { path, .. } => format!("write {}", path.to_string_lossy()),
                 MountOp::Symlink { target, link } => {
                     format!("ln {} {}", target.to_string_lossy(), link.to_string_lossy())
                 }
@@ -392,6 +413,8 @@ mod tests {
             devices: vec!["/dev/null".into()],
             dev_pts: false,
             new_proc: false,
+            tmpfs_size: "50%".into(),
+            files: vec![],
             masks: vec![Mask {
                 path: "/tmp/work/proj/.env".into(),
                 kind: MaskKind::File,
