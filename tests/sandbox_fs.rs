@@ -454,9 +454,6 @@ fn the_readonly_profile_forbids_every_change_to_the_root() {
 }
 
 #[test]
-#[ignore = "BUG (or an undocumented gap): Security.FileSystemPermissions.Write/Read (and --write, \
-            --read, ChangeEnvelope) reach no kernel layer: `check path write src/x` is denied but \
-            `run` writes src/x"]
 fn write_permissions_bind_the_child_too() {
     let sb = workspace();
     sb.write("docs/readme.md", "HW-DOCS-OK\n");

@@ -232,6 +232,25 @@ fn render_plan(p: &Value) -> String {
     } else {
         out.push_str("  view:         the host's (no mount namespace)\n");
     }
+    if let Some(g) = p["write_grants"].as_object() {
+        out.push_str(&format!(
+            "  write grants: the roots are read-only except {} (Write globs / ChangeEnvelope)\n",
+            list_or(
+                &Value::Array(
+                    [g["dirs"].as_array(), g["files"].as_array()]
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .cloned()
+                        .collect()
+                ),
+                "nothing"
+            )
+        ));
+        for note in g["notes"].as_array().into_iter().flatten() {
+            out.push_str(&format!("    note: {}\n", s(note)));
+        }
+    }
     match p["masks"].as_array() {
         Some(masks) if !masks.is_empty() => {
             out.push_str(&format!("  masks ({}; mode-000 read-only mounts):\n", masks.len()));

@@ -14,6 +14,7 @@
 pub mod cgroup;
 pub mod child;
 pub mod env;
+pub mod grants;
 pub mod kernel;
 pub mod landlock;
 pub mod masks;

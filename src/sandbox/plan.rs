@@ -18,6 +18,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::env::{self, ChildEnv};
+use super::grants::{self, WriteGrants};
 use super::kernel::{KernelSupport, STRICT_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
 use super::masks::{self, MaskKind, Snapshot};
@@ -72,6 +73,8 @@ pub struct SandboxPlan {
     pub view: Option<ViewSpec>,
     /// The mount ops built from `view`.
     pub mounts: Option<view::View>,
+    /// Read-write places inside read-only roots (`Write` globs, `ChangeEnvelope`).
+    pub write_grants: Option<WriteGrants>,
     /// The directories walked for the snapshot (walked again after the call).
     pub scanned: Vec<PathBuf>,
     pub snapshot: Snapshot,
@@ -227,10 +230,16 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
     let snapshot = masks::scan_policy(policy, &scanned)?;
 
-    let (read_write, read_only) = if policy.sandbox.read_only {
-        (writable_host.clone(), roots.clone())
-    } else {
-        ([roots.clone(), writable_host.clone()].concat(), Vec::new())
+    // Write globs and the change envelope: the roots become read-only with the granted places
+    // read-write on top.
+    let write_grants = (!yolo && !policy.sandbox.read_only && grants::restricted(policy))
+        .then(|| grants::compute(policy, &roots));
+    let (read_write, read_only) = match (&write_grants, policy.sandbox.read_only) {
+        (_, true) => (writable_host.clone(), roots.clone()),
+        (Some(g), false) => {
+            ([writable_host.clone(), g.dirs.clone(), g.files.clone()].concat(), roots.clone())
+        }
+        (None, false) => ([roots.clone(), writable_host.clone()].concat(), Vec::new()),
     };
 
     let view = mount_ns.then(|| ViewSpec {
@@ -332,6 +341,7 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         pid_ns: mount_ns,
         view,
         mounts,
+        write_grants,
         scanned,
         snapshot,
         landlock,
@@ -451,6 +461,11 @@ impl SandboxPlan {
                 "read_only": v.read_only.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
                 "private_tmpfs": ["/tmp", "/run", "/dev/shm"],
                 "devices": v.devices.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            })),
+            "write_grants": self.write_grants.as_ref().map(|g| json!({
+                "dirs": g.dirs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "files": g.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "notes": g.notes,
             })),
             "masks": masks,
             "pinned": self.snapshot.pins.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
