@@ -197,7 +197,7 @@ impl Builder {
                 self.list(body, heredocs)
             }
             Compound::ArithFor { header, body } => {
-                self.parts(header, false)?;
+                self.parts(header, false, false)?;
                 self.list(body, heredocs)
             }
             Compound::Case { subject, arms } => {
@@ -210,7 +210,7 @@ impl Builder {
                 }
                 Ok(())
             }
-            Compound::Arith(parts) => self.parts(parts, false),
+            Compound::Arith(parts) => self.parts(parts, false, false),
             Compound::Test(words) => {
                 for w in words {
                     self.loose(w)?;
@@ -307,7 +307,8 @@ impl Builder {
             }
         }
         for (j, w) in s.words.iter().enumerate() {
-            self.word(w, code_words.contains(&j))?;
+            let read_by_interpreter = invs.iter().any(|i| i.interpreter && i.argv.contains(&j));
+            self.parts(&w.parts, code_words.contains(&j), read_by_interpreter)?;
             if consumed.contains(&j) {
                 continue;
             }
@@ -360,12 +361,15 @@ impl Builder {
         result
     }
 
-    /// Walks a word's parts: records run-time constructs and analyses substitution bodies.
+    /// Walks a word's parts; `as_code` when its substitutions' output becomes code.
     fn word(&mut self, w: &Word, as_code: bool) -> Result<(), ParseError> {
-        self.parts(&w.parts, as_code)
+        self.parts(&w.parts, as_code, false)
     }
 
-    fn parts(&mut self, parts: &[Part], as_code: bool) -> Result<(), ParseError> {
+    /// Records run-time constructs and analyses substitution bodies. `as_code`: the output of
+    /// every substitution becomes code; `process_code`: that of process substitutions (the
+    /// word is read by an interpreter as a script file).
+    fn parts(&mut self, parts: &[Part], as_code: bool, process_code: bool) -> Result<(), ParseError> {
         for part in parts {
             match part {
                 Part::Lit { .. } => {}
@@ -373,11 +377,11 @@ impl Builder {
                     if p.braced {
                         self.construct(ConstructKind::Braced, &p.raw, p.quoted);
                     }
-                    self.parts(&p.operand, as_code)?;
+                    self.parts(&p.operand, as_code, process_code)?;
                 }
                 Part::Arith(a) => {
                     self.construct(ConstructKind::Arith, &a.raw, a.quoted);
-                    self.parts(&a.parts, as_code)?;
+                    self.parts(&a.parts, as_code, process_code)?;
                 }
                 Part::Command(c) => {
                     let kind = if c.backtick { ConstructKind::Backtick } else { ConstructKind::Command };
@@ -386,7 +390,7 @@ impl Builder {
                 }
                 Part::Process(p) => {
                     self.construct(ConstructKind::Process, &p.raw, false);
-                    self.substitution(&p.script, as_code)?;
+                    self.substitution(&p.script, as_code || process_code)?;
                 }
             }
         }
