@@ -10,7 +10,7 @@
 //! kept apart ([`Analysis::data_heredocs`]): no rule treats them as commands. The rules in
 //! [`super::rules`] then read the [`Analysis`] without walking the tree again.
 
-use std::collections::BTreeSet;
+use std::borrow::Cow;
 
 use super::ast::{
     Command, Compound, Heredoc, List, Part, Pipeline, RedirOp, Redirect, Script, SimpleCommand, Target, Word,
@@ -60,8 +60,8 @@ pub struct Cmd {
 
 impl Cmd {
     /// The argument at `i` (0 = the program name) as recognised: folded, not lower-cased.
-    pub fn arg(&self, i: usize) -> Option<String> {
-        self.argv.get(i).and_then(Word::value).map(|v| super::normalize::fold(&v))
+    pub fn arg(&self, i: usize) -> Option<Cow<'_, str>> {
+        self.argv.get(i).and_then(Word::value).map(super::normalize::folded)
     }
 }
 
@@ -270,7 +270,7 @@ impl Builder {
         heredocs: &[Heredoc],
         feeds_shell: bool,
     ) -> Result<(), ParseError> {
-        let mut invs = invocations(&s.words);
+        let mut invs = invocations(&s.words)?;
         if feeds_shell {
             if let Some(first) = invs.first_mut() {
                 if let Some(code) = echoed_code(first, &s.words) {
@@ -296,9 +296,8 @@ impl Builder {
             }
         }
 
-        let code_words: BTreeSet<usize> = invs.iter().flat_map(|i| i.code_words.iter().copied()).collect();
-        let consumed: BTreeSet<usize> =
-            invs.iter().flat_map(|i| i.code.iter().flat_map(Code::words)).collect();
+        let code_words: Vec<usize> = invs.iter().flat_map(|i| i.code_words.iter().copied()).collect();
+        let consumed: Vec<usize> = invs.iter().flat_map(|i| i.code.iter().flat_map(Code::words)).collect();
         let mut primary_id = None;
         for inv in &invs {
             if !inv.argv.is_empty() {
@@ -352,7 +351,7 @@ impl Builder {
     /// Re-parses shell code one level down.
     fn nested(&mut self, code: &str, via: &str) -> Result<(), ParseError> {
         if self.level >= MAX_SHELL_LEVELS {
-            return Err(ParseError::TooManyShells { limit: MAX_SHELL_LEVELS, via: via.to_string() });
+            return Err(ParseError::NestedTooDeep { limit: MAX_SHELL_LEVELS, via: via.to_string() });
         }
         let script = parse(code)?;
         self.level += 1;
@@ -418,7 +417,10 @@ fn reads_shell_code_from_pipe(stage: &Command) -> bool {
     };
     let stdin_redirected = s.redirects.iter().any(Redirect::feeds_stdin);
     !stdin_redirected
-        && invocations(&s.words).first().is_some_and(|i| i.via == Via::Direct && i.shell && i.stdin_program)
+        && invocations(&s.words)
+            .ok()
+            .and_then(|invs| invs.into_iter().next())
+            .is_some_and(|i| i.via == Via::Direct && i.shell && i.stdin_program)
 }
 
 /// `echo ARGS | sh` and `printf ARGS | sh`: the arguments, joined, are the script.

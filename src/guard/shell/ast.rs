@@ -3,7 +3,12 @@
 //! It keeps what the rules need and nothing more: list separators (`;`, `&&`, `||`, `&`, newline)
 //! all split commands the same way (Decision 3), so a [`List`] is just its pipelines in order. A
 //! [`Word`] keeps its source text (`raw`, for the segments matcher and messages) and its parts,
-//! so that quoting, expansions and substitutions stay visible to the rules.
+//! so that quoting, expansions and substitutions stay visible to the rules. Words are shared
+//! (`Arc`): the analysis keeps many of them and copying one costs a reference count.
+
+use std::borrow::Cow;
+use std::ops::Deref;
+use std::sync::Arc;
 
 /// A parsed command string (or a nested one: a `$( )` body, an `sh -c` argument, …).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -147,11 +152,21 @@ pub struct Heredoc {
     pub body: Word,
 }
 
-/// One shell word: its source text and its parts.
+/// One shell word: its source text and its parts (see [`WordData`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Word {
+pub struct Word(Arc<WordData>);
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WordData {
     pub raw: String,
     pub parts: Vec<Part>,
+}
+
+impl Deref for Word {
+    type Target = WordData;
+    fn deref(&self) -> &WordData {
+        &self.0
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,21 +241,31 @@ impl Part {
 }
 
 impl Word {
+    pub fn new(raw: String, parts: Vec<Part>) -> Word {
+        Word(Arc::new(WordData { raw, parts }))
+    }
+
     /// A word made of one literal.
     pub fn literal(text: &str) -> Word {
-        Word { raw: text.to_string(), parts: vec![Part::Lit { text: text.to_string(), quoted: false }] }
+        Word::new(text.to_string(), vec![Part::Lit { text: text.to_string(), quoted: false }])
     }
 
     /// The word's value when it has no expansion at all.
-    pub fn value(&self) -> Option<String> {
-        let mut out = String::new();
-        for part in &self.parts {
-            match part {
-                Part::Lit { text, .. } => out.push_str(text),
-                _ => return None,
+    pub fn value(&self) -> Option<Cow<'_, str>> {
+        match self.parts.as_slice() {
+            [] => Some(Cow::Borrowed("")),
+            [Part::Lit { text, .. }] => Some(Cow::Borrowed(text)),
+            parts => {
+                let mut out = String::new();
+                for part in parts {
+                    match part {
+                        Part::Lit { text, .. } => out.push_str(text),
+                        _ => return None,
+                    }
+                }
+                Some(Cow::Owned(out))
             }
         }
-        Some(out)
     }
 
     /// Whether the word is exactly the unquoted reserved word `kw`.
@@ -333,25 +358,24 @@ mod tests {
 
     #[test]
     fn static_views_of_a_word() {
-        let w =
-            Word { raw: String::new(), parts: vec![lit("sudo", false), var("IFS", false), lit("id", false)] };
+        let w = Word::new(String::new(), vec![lit("sudo", false), var("IFS", false), lit("id", false)]);
         assert_eq!(w.value(), None);
         assert_eq!(w.literal_prefix(), "sudo");
         assert_eq!(w.literals(), "sudoid");
         assert_eq!(w.text_with_holes("$_"), "sudo$_id");
         assert_eq!(w.frags(), vec![Frag::Text("sudo".into()), Frag::Var("IFS"), Frag::Text("id".into())]);
-        let q = Word { raw: String::new(), parts: vec![lit("s", false), var("x", true), lit("udo", true)] };
+        let q = Word::new(String::new(), vec![lit("s", false), var("x", true), lit("udo", true)]);
         assert_eq!(q.literal_prefix(), "sudo");
-        assert!(Word { raw: String::new(), parts: vec![var("X", false)] }.is_only_unquoted_expansions());
-        assert!(!Word { raw: String::new(), parts: vec![var("X", true)] }.is_only_unquoted_expansions());
+        assert!(Word::new(String::new(), vec![var("X", false)]).is_only_unquoted_expansions());
+        assert!(!Word::new(String::new(), vec![var("X", true)]).is_only_unquoted_expansions());
     }
 
     #[test]
     fn tilde_only_when_unquoted_at_the_start() {
         assert_eq!(Word::literal("~").tilde_user(), Some(""));
         assert_eq!(Word::literal("~root/x").tilde_user(), Some("root"));
-        assert_eq!(Word { raw: "\"~\"".into(), parts: vec![lit("~", true)] }.tilde_user(), None);
+        assert_eq!(Word::new("\"~\"".into(), vec![lit("~", true)]).tilde_user(), None);
         assert!(Word::literal("fi").is_keyword("fi"));
-        assert!(!Word { raw: "'fi'".into(), parts: vec![lit("fi", true)] }.is_keyword("fi"));
+        assert!(!Word::new("'fi'".into(), vec![lit("fi", true)]).is_keyword("fi"));
     }
 }

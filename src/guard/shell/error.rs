@@ -16,9 +16,10 @@ pub enum ParseError {
     /// Quotes, substitutions or compound commands nested too deeply to check.
     #[error("constructs nested more than {limit} levels deep: {near}")]
     TooDeep { limit: usize, near: String },
-    /// `sh -c`, `eval` and friends nested too deeply to re-parse.
-    #[error("shell code nested more than {limit} levels deep (via {via})")]
-    TooManyShells { limit: usize, via: String },
+    /// Shell code (`sh -c`, `eval`…) or runners (`xargs`, `find -exec`) nested too deeply to
+    /// follow.
+    #[error("programs nested more than {limit} levels deep (via {via})")]
+    NestedTooDeep { limit: usize, via: String },
 }
 
 /// Up to 24 characters of `text` from byte `at`, for an error message.

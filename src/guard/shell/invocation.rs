@@ -16,9 +16,11 @@
 //! 5. when the command word is only unquoted expansions (`$X sudo …`), which may expand to
 //!    nothing, also the invocation that starts at the next word.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::ast::Word;
+use super::error::ParseError;
 use super::normalize;
 
 /// Shells whose `-c` argument and standard input are POSIX-like shell code this guard parses.
@@ -26,6 +28,13 @@ pub const SHELLS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "lksh", "oksh", "pdksh", "ash", "posh", "yash",
     "rbash",
 ];
+
+/// How many runners (`xargs`, `find -exec`) and possibly-empty command words deep the programs
+/// of one simple command are followed; deeper is refused rather than left unchecked.
+pub const MAX_RUNNER_DEPTH: usize = 8;
+
+/// Consecutive command words made only of expansions that are looked past.
+const MAX_EMPTY_WORDS: usize = 8;
 
 /// Paths that name standard input.
 const STDIN_PATHS: &[&str] = &["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
@@ -105,11 +114,12 @@ pub struct Invocation {
 }
 
 /// Every program the words may start: the command itself first, then the programs it runs.
-pub fn invocations(words: &[Word]) -> Vec<Invocation> {
-    let values: Vec<Option<String>> = words.iter().map(|w| w.value().map(|v| normalize::fold(&v))).collect();
+/// Runners nested more than [`MAX_RUNNER_DEPTH`] deep are an error.
+pub fn invocations(words: &[Word]) -> Result<Vec<Invocation>, ParseError> {
+    let values: Vec<Option<Cow<'_, str>>> = words.iter().map(|w| w.value().map(normalize::folded)).collect();
     let mut out = Vec::new();
-    collect(words, &values, 0..words.len(), Via::Direct, &mut out);
-    out
+    collect(words, &values, 0..words.len(), Via::Direct, 0, &mut out)?;
+    Ok(out)
 }
 
 /// The name a command word is recognised by: folded, lower-cased, first field, basename.
@@ -121,44 +131,39 @@ pub fn command_name(value: &str) -> String {
 
 fn collect(
     words: &[Word],
-    values: &[Option<String>],
+    values: &[Option<Cow<'_, str>>],
     span: Range<usize>,
     via: Via,
+    depth: usize,
     out: &mut Vec<Invocation>,
-) {
-    let Some((start, mut code)) = unwrap(values, span.clone()) else {
-        return;
+) -> Result<(), ParseError> {
+    let Some((start, split)) = unwrap(values, span.clone()) else {
+        return Ok(());
     };
-    if start >= span.end {
-        out.extend(code.drain(..).map(|c| Invocation {
-            argv: start..start,
-            name: String::new(),
-            via,
-            code_words: c.words().collect(),
-            code: vec![c],
-            shell: false,
-            interpreter: false,
-            stdin_program: false,
-        }));
-        return;
-    }
-    let name = values[start].as_deref().map(command_name).unwrap_or_default();
     let mut inv = Invocation {
-        argv: start..span.end,
-        name: name.clone(),
+        argv: start.min(span.end)..span.end,
+        name: values.get(start).and_then(|v| v.as_deref()).map(command_name).unwrap_or_default(),
         via,
-        code_words: vec![start],
+        code_words: Vec::new(),
         code: Vec::new(),
         shell: false,
         interpreter: false,
         stdin_program: false,
     };
-    for c in code {
+    if let Some(c) = split {
         inv.code_words.extend(c.words());
         inv.code.push(c);
     }
+    if inv.argv.is_empty() {
+        if !inv.code.is_empty() {
+            out.push(inv);
+        }
+        return Ok(());
+    }
+    inv.code_words.push(start);
     let args = start + 1..span.end;
     let mut runs = Vec::new();
+    let name = inv.name.clone();
     match name.as_str() {
         n if SHELLS.contains(&n) => shell(values, args, &mut inv),
         "eval" if !args.is_empty() => {
@@ -182,14 +187,21 @@ fn collect(
         "find" => runs.extend(find_exec(values, args)),
         n => interpreter(n, values, args, &mut inv),
     }
-    let only_expansions = words[start].is_only_unquoted_expansions();
     out.push(inv);
+    if !runs.is_empty() && depth >= MAX_RUNNER_DEPTH {
+        return Err(ParseError::NestedTooDeep { limit: MAX_RUNNER_DEPTH, via: name });
+    }
     for run in runs {
-        collect(words, values, run, Via::Runner, out);
+        collect(words, values, run, Via::Runner, depth + 1, out)?;
     }
-    if only_expansions && start + 1 < span.end {
-        collect(words, values, start + 1..span.end, Via::Alternate, out);
+    let empty_words = (start..span.end).take_while(|&i| words[i].is_only_unquoted_expansions()).count();
+    if empty_words > 0 && via != Via::Alternate {
+        let next = start + empty_words.min(MAX_EMPTY_WORDS);
+        for alternate in start + 1..=next.min(span.end - 1) {
+            collect(words, values, alternate..span.end, Via::Alternate, depth + 1, out)?;
+        }
     }
+    Ok(())
 }
 
 /// Option grammar of a wrapper or runner.
@@ -204,7 +216,7 @@ struct Opts {
 
 /// The index of the first operand after the options from `i`, or `None` when an option means
 /// that no command runs.
-fn skip_options(values: &[Option<String>], mut i: usize, end: usize, opts: &Opts) -> Option<usize> {
+fn skip_options(values: &[Option<Cow<'_, str>>], mut i: usize, end: usize, opts: &Opts) -> Option<usize> {
     while i < end {
         let Some(v) = values[i].as_deref() else {
             return Some(i);
@@ -238,8 +250,8 @@ fn skip_options(values: &[Option<String>], mut i: usize, end: usize, opts: &Opts
 }
 
 /// Looks through prefix wrappers. Returns the index of the command word (`span.end` when there
-/// is none) and the code found on the way (`env -S`), or `None` when the wrappers run nothing.
-fn unwrap(values: &[Option<String>], span: Range<usize>) -> Option<(usize, Vec<Code>)> {
+/// is none) and the code of an `env -S`, or `None` when the wrappers run nothing.
+fn unwrap(values: &[Option<Cow<'_, str>>], span: Range<usize>) -> Option<(usize, Option<Code>)> {
     let mut i = span.start;
     let end = span.end;
     while i < end {
@@ -247,17 +259,19 @@ fn unwrap(values: &[Option<String>], span: Range<usize>) -> Option<(usize, Vec<C
             break;
         };
         let next = i + 1;
+        let none = Opts { short_arg: "", long_arg: &[], no_run: "" };
         i = match name.as_str() {
-            "env" => return env(values, next, end),
+            "env" => match env(values, next, end) {
+                EnvEnd::Command(i) => i,
+                EnvEnd::Split(code) => return Some((end, Some(code))),
+            },
             "nice" => skip_options(
                 values,
                 next,
                 end,
                 &Opts { short_arg: "n", long_arg: &["adjustment"], no_run: "" },
             )?,
-            "nohup" | "builtin" => {
-                skip_options(values, next, end, &Opts { short_arg: "", long_arg: &[], no_run: "" })?
-            }
+            "nohup" | "builtin" | "setsid" => skip_options(values, next, end, &none)?,
             "timeout" => {
                 let opts = Opts { short_arg: "sk", long_arg: &["signal", "kill-after"], no_run: "" };
                 skip_options(values, next, end, &opts)? + 1
@@ -278,7 +292,6 @@ fn unwrap(values: &[Option<String>], span: Range<usize>) -> Option<(usize, Vec<C
                 skip_options(values, next, end, &Opts { short_arg: "", long_arg: &[], no_run: "vV" })?
             }
             "exec" => skip_options(values, next, end, &Opts { short_arg: "a", long_arg: &[], no_run: "" })?,
-            "setsid" => skip_options(values, next, end, &Opts { short_arg: "", long_arg: &[], no_run: "" })?,
             "ionice" => skip_options(
                 values,
                 next,
@@ -289,11 +302,19 @@ fn unwrap(values: &[Option<String>], span: Range<usize>) -> Option<(usize, Vec<C
             _ => break,
         };
     }
-    Some((i, Vec::new()))
+    Some((i, None))
 }
 
-/// `env [options] [NAME=value]… [command…]`, `-S STRING` carrying the command as code.
-fn env(values: &[Option<String>], mut i: usize, end: usize) -> Option<(usize, Vec<Code>)> {
+/// Where `env`'s own words end.
+enum EnvEnd {
+    /// At the command (or the end): its index.
+    Command(usize),
+    /// `-S STRING`: the command is in the string.
+    Split(Code),
+}
+
+/// `env [options] [NAME=value]… [command…]`.
+fn env(values: &[Option<Cow<'_, str>>], mut i: usize, end: usize) -> EnvEnd {
     while i < end {
         let Some(v) = values[i].as_deref() else {
             break;
@@ -312,7 +333,7 @@ fn env(values: &[Option<String>], mut i: usize, end: usize) -> Option<(usize, Ve
                 None => (long, false),
             };
             if name == "split-string" {
-                return Some((end, vec![if has_value { Code::After(i, '=') } else { Code::Word(i + 1) }]));
+                return EnvEnd::Split(if has_value { Code::After(i, '=') } else { Code::Word(i + 1) });
             }
             i += if !has_value && ["unset", "chdir"].contains(&name) { 2 } else { 1 };
             continue;
@@ -324,7 +345,7 @@ fn env(values: &[Option<String>], mut i: usize, end: usize) -> Option<(usize, Ve
         for (k, c) in cluster.char_indices() {
             let last = k + c.len_utf8() == cluster.len();
             if c == 'S' {
-                return Some((end, vec![if last { Code::Word(i + 1) } else { Code::After(i, 'S') }]));
+                return EnvEnd::Split(if last { Code::Word(i + 1) } else { Code::After(i, 'S') });
             }
             if c == 'u' || c == 'C' {
                 if last {
@@ -340,7 +361,7 @@ fn env(values: &[Option<String>], mut i: usize, end: usize) -> Option<(usize, Ve
     {
         i += 1;
     }
-    unwrap(values, i..end)
+    EnvEnd::Command(i)
 }
 
 fn is_stdin(value: &str) -> bool {
@@ -348,7 +369,7 @@ fn is_stdin(value: &str) -> bool {
 }
 
 /// `sh [options] [-c STRING | -s | FILE] [args…]`.
-fn shell(values: &[Option<String>], args: Range<usize>, inv: &mut Invocation) {
+fn shell(values: &[Option<Cow<'_, str>>], args: Range<usize>, inv: &mut Invocation) {
     inv.shell = true;
     inv.interpreter = true;
     let end = args.end;
@@ -385,7 +406,7 @@ fn shell(values: &[Option<String>], args: Range<usize>, inv: &mut Invocation) {
 }
 
 /// `trap [--] ACTION SIGNAL…`: the action is code.
-fn trap(values: &[Option<String>], args: Range<usize>, inv: &mut Invocation) {
+fn trap(values: &[Option<Cow<'_, str>>], args: Range<usize>, inv: &mut Invocation) {
     let mut i = args.start;
     if values.get(i).and_then(|v| v.as_deref()) == Some("--") {
         i += 1;
@@ -398,7 +419,7 @@ fn trap(values: &[Option<String>], args: Range<usize>, inv: &mut Invocation) {
 }
 
 /// Interpreters other than the shells: which options carry code, which carry other arguments.
-fn interpreter(name: &str, values: &[Option<String>], args: Range<usize>, inv: &mut Invocation) {
+fn interpreter(name: &str, values: &[Option<Cow<'_, str>>], args: Range<usize>, inv: &mut Invocation) {
     let (code_opts, arg_opts, long_code): (&str, &str, &[&str]) = match name {
         n if n.starts_with("python") || n == "pypy" || n == "pypy3" => ("c", "mWX", &[]),
         "perl" => ("eE", "IMmx", &[]),
@@ -459,7 +480,7 @@ fn interpreter(name: &str, values: &[Option<String>], args: Range<usize>, inv: &
 }
 
 /// `xargs [options] [command [args…]]`: the command it runs.
-fn xargs(values: &[Option<String>], args: Range<usize>) -> Option<Range<usize>> {
+fn xargs(values: &[Option<Cow<'_, str>>], args: Range<usize>) -> Option<Range<usize>> {
     let opts = Opts {
         short_arg: "adEILnPs",
         long_arg: &[
@@ -480,7 +501,7 @@ fn xargs(values: &[Option<String>], args: Range<usize>) -> Option<Range<usize>> 
 }
 
 /// `find … -exec command args… ;` (and `+`, `-execdir`, `-ok`, `-okdir`): each command.
-fn find_exec(values: &[Option<String>], args: Range<usize>) -> Vec<Range<usize>> {
+fn find_exec(values: &[Option<Cow<'_, str>>], args: Range<usize>) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut i = args.start;
     while i < args.end {
@@ -514,11 +535,11 @@ mod tests {
 
     /// (name, via) of every invocation.
     fn names(src: &str) -> Vec<(String, Via)> {
-        invocations(&words(src)).into_iter().map(|i| (i.name, i.via)).collect()
+        invocations(&words(src)).unwrap().into_iter().map(|i| (i.name, i.via)).collect()
     }
 
     fn first(src: &str) -> Invocation {
-        invocations(&words(src)).into_iter().next().unwrap_or_else(|| panic!("{src}: nothing runs"))
+        invocations(&words(src)).unwrap().into_iter().next().unwrap_or_else(|| panic!("{src}: nothing runs"))
     }
 
     #[test]
@@ -552,10 +573,10 @@ mod tests {
 
     #[test]
     fn wrappers_that_run_nothing() {
-        assert!(invocations(&words("command -v sudo")).is_empty());
-        assert!(invocations(&words("env")).is_empty());
-        assert!(invocations(&words("env -i A=1")).is_empty());
-        assert!(invocations(&words("ionice -p 12")).is_empty());
+        assert!(invocations(&words("command -v sudo")).unwrap().is_empty());
+        assert!(invocations(&words("env")).unwrap().is_empty());
+        assert!(invocations(&words("env -i A=1")).unwrap().is_empty());
+        assert!(invocations(&words("ionice -p 12")).unwrap().is_empty());
     }
 
     #[test]
@@ -583,16 +604,16 @@ mod tests {
         assert_eq!(inv.code[0].text(&ws), "sudo id");
         assert_eq!(first("sh -xc 'x'").code, [Code::Word(2)]);
         let ws = words("eval sudo \"$X\" id");
-        let inv = invocations(&ws).remove(0);
+        let inv = invocations(&ws).unwrap().remove(0);
         assert_eq!(inv.code[0].text(&ws), "sudo $_ id");
         let ws = words("env -S'sudo id'");
-        assert_eq!(invocations(&ws)[0].code[0].text(&ws), "sudo id");
+        assert_eq!(invocations(&ws).unwrap()[0].code[0].text(&ws), "sudo id");
         let ws = words("env --split-string='sudo id'");
-        assert_eq!(invocations(&ws)[0].code[0].text(&ws), "sudo id");
+        assert_eq!(invocations(&ws).unwrap()[0].code[0].text(&ws), "sudo id");
         assert_eq!(first("trap 'sudo id' EXIT").code, [Code::Word(1)]);
         assert!(first("trap -l").code.is_empty());
         let ws = words("alias s='sudo id' t=ls");
-        let inv = invocations(&ws).remove(0);
+        let inv = invocations(&ws).unwrap().remove(0);
         assert_eq!(inv.code.iter().map(|c| c.text(&ws)).collect::<Vec<_>>(), ["sudo id", "ls"]);
     }
 
@@ -629,6 +650,19 @@ mod tests {
     fn an_expansion_as_command_word_also_tries_the_next_word() {
         assert_eq!(names("$X sudo id"), [(String::new(), Via::Direct), ("sudo".to_string(), Via::Alternate)]);
         assert_eq!(names("\"$X\" sudo id").len(), 1);
+    }
+
+    #[test]
+    fn nesting_of_runners_and_empty_words_is_bounded() {
+        let deep = format!("{}sudo id", "xargs ".repeat(MAX_RUNNER_DEPTH + 2));
+        assert!(matches!(invocations(&words(&deep)), Err(ParseError::NestedTooDeep { .. })));
+        let ok = format!("{}sudo id", "xargs ".repeat(MAX_RUNNER_DEPTH));
+        assert_eq!(names(&ok).last().map(|n| n.0.as_str()), Some("sudo"));
+        assert!(names("$A $B sudo id").iter().any(|(n, v)| n == "sudo" && *v == Via::Alternate));
+        let many = format!("{}sudo", "$X ".repeat(10_000));
+        assert_eq!(invocations(&words(&many)).unwrap().len(), 1 + MAX_EMPTY_WORDS);
+        let envs = format!("{}sudo id", "env ".repeat(10_000));
+        assert_eq!(first(&envs).name, "sudo");
     }
 
     #[test]

@@ -121,7 +121,7 @@ pub(super) fn assignment(word: &Word) -> Option<Assignment> {
     }
     parts.extend(word.parts[1..].iter().cloned());
     let raw = word.raw.find('=').map(|i| word.raw[i + 1..].to_string()).unwrap_or_default();
-    Some(Assignment { name: base.to_string(), value: Word { raw, parts } })
+    Some(Assignment { name: base.to_string(), value: Word::new(raw, parts) })
 }
 
 /// Whether the parts so far are `NAME=` or `NAME+=`, so that a `(` starts an array value.
@@ -322,7 +322,7 @@ impl Parser<'_> {
         self.pos = start + 2;
         let script = self.script_until_paren("process substitution", start)?;
         let raw = self.src[start..self.pos].to_string();
-        Ok(Word { raw: raw.clone(), parts: vec![Part::Process(ProcessSubst { script, output, raw })] })
+        Ok(Word::new(raw.clone(), vec![Part::Process(ProcessSubst { script, output, raw })]))
     }
 
     /// An unquoted word starting at `start`.
@@ -364,7 +364,7 @@ impl Parser<'_> {
                 expected: "a word",
             });
         }
-        Ok(Word { raw: self.src[start..self.pos].to_string(), parts })
+        Ok(Word::new(self.src[start..self.pos].to_string(), parts))
     }
 
     /// A backslash outside quotes: a line continuation, or the next character taken literally.
@@ -420,10 +420,10 @@ impl Parser<'_> {
                     }
                     first = false;
                     let element = self.word(self.pos)?;
-                    for p in element.parts {
+                    for p in &element.parts {
                         match p {
-                            Part::Lit { text, quoted } => push_lit(parts, &text, quoted),
-                            other => parts.push(other),
+                            Part::Lit { text, quoted } => push_lit(parts, text, *quoted),
+                            other => parts.push(other.clone()),
                         }
                     }
                 }
@@ -680,11 +680,11 @@ impl Parser<'_> {
             };
             let text = if pending.strip_tabs { stripped } else { self.src[body_start..body_end].to_string() };
             let body = if pending.quoted {
-                Word { raw: text.clone(), parts: vec![Part::Lit { text, quoted: true }] }
+                Word::new(text.clone(), vec![Part::Lit { text, quoted: true }])
             } else {
                 let mut inner = Parser::new(&text, self.depth);
                 let parts = inner.parts_until(Mode::Body, 0)?;
-                Word { raw: text, parts }
+                Word::new(text, parts)
             };
             if let Some(heredoc) = self.heredocs.get_mut(pending.index) {
                 heredoc.body = body;
@@ -710,7 +710,7 @@ mod tests {
     }
 
     fn values(src: &str) -> Vec<Option<String>> {
-        first_words(src).iter().map(Word::value).collect()
+        first_words(src).iter().map(|w| w.value().map(|v| v.into_owned())).collect()
     }
 
     #[test]

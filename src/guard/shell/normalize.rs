@@ -12,6 +12,8 @@
 //!    parsing would turn a fullwidth `＇` (a plain letter to a real shell) into a quote and hide
 //!    the command between two of them.
 
+use std::borrow::Cow;
+
 use unicode_normalization::UnicodeNormalization;
 
 /// Whether `c` is invisible when displayed: the Unicode `Default_Ignorable_Code_Point` set
@@ -41,11 +43,20 @@ pub fn is_invisible(c: char) -> bool {
 }
 
 /// Compatibility folding (NFKC) with invisible characters removed. ASCII text is returned as is.
-pub fn fold(text: &str) -> String {
+pub fn fold(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
-    text.chars().filter(|c| !is_invisible(*c)).nfkc().filter(|c| !is_invisible(*c)).collect()
+    Cow::Owned(text.chars().filter(|c| !is_invisible(*c)).nfkc().filter(|c| !is_invisible(*c)).collect())
+}
+
+/// [`fold`] for text that may already be owned.
+pub fn folded(text: Cow<'_, str>) -> Cow<'_, str> {
+    if text.is_ascii() {
+        text
+    } else {
+        Cow::Owned(fold(&text).into_owned())
+    }
 }
 
 /// A word as the rules recognise it: folded and lower-cased.

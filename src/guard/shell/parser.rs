@@ -8,6 +8,8 @@
 //! arithmetic and heredoc bodies, so one cursor walks the whole text once. Nesting is bounded by
 //! [`MAX_DEPTH`]; anything malformed is a [`ParseError`], never a guess.
 
+use std::borrow::Cow;
+
 use super::ast::{
     CaseArm, Command, Compound, Heredoc, List, Part, Pipeline, RedirOp, Redirect, Script, SimpleCommand,
     Target, Word,
@@ -333,7 +335,7 @@ impl<'a> Parser<'a> {
         }
         let name_lexeme = self.next()?;
         let name = match &name_lexeme.token {
-            Token::Word(w) => w.value().unwrap_or_default(),
+            Token::Word(w) => w.value().unwrap_or_default().into_owned(),
             _ => return Err(self.unexpected(&name_lexeme, "a loop variable")),
         };
         self.skip_newlines()?;
@@ -423,7 +425,7 @@ impl<'a> Parser<'a> {
     fn function_name(&mut self) -> Result<String, ParseError> {
         let l = self.next()?;
         match &l.token {
-            Token::Word(w) => Ok(w.value().unwrap_or_else(|| w.raw.clone())),
+            Token::Word(w) => Ok(w.value().map_or_else(|| w.raw.clone(), Cow::into_owned)),
             _ => Err(self.unexpected(&l, "a function name")),
         }
     }
@@ -449,7 +451,7 @@ impl<'a> Parser<'a> {
             return Ok(Redirect { fd, op, target: Target::Word(word) });
         }
         let quoted = word.parts.iter().any(|p| matches!(p, Part::Lit { quoted: true, .. }));
-        let delimiter = word.value().unwrap_or_else(|| word.raw.clone());
+        let delimiter = word.value().map_or_else(|| word.raw.clone(), Cow::into_owned);
         let index = self.heredocs.len();
         self.heredocs.push(Heredoc { delimiter: delimiter.clone(), quoted, body: Word::default() });
         self.pending.push(Pending { index, delimiter, strip_tabs, quoted });
@@ -498,7 +500,7 @@ impl<'a> Parser<'a> {
         self.enter(start)?;
         let body = Box::new(self.command()?);
         self.leave();
-        Ok(Command::Function { name: name.value().unwrap_or(name.raw), body })
+        Ok(Command::Function { name: name.value().map_or_else(|| name.raw.clone(), Cow::into_owned), body })
     }
 }
 

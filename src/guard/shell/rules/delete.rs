@@ -8,6 +8,7 @@
 //! trailing all-matching wildcards (`*`, `.*`) stripped. A target with any other expansion in
 //! it cannot be judged and passes (`rm -rf $HOME/project/build` is ordinary work).
 
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 use crate::guard::shell::analysis::{Analysis, Cmd};
@@ -160,7 +161,7 @@ fn rm(cmd: &Cmd, policy: &Policy) -> bool {
 
 /// `find PATH… -delete` (or `-exec rm`) with no test narrowing what is deleted.
 fn find(cmd: &Cmd, policy: &Policy) -> bool {
-    let values: Vec<Option<String>> = (0..cmd.argv.len()).map(|i| cmd.arg(i)).collect();
+    let values: Vec<Option<Cow<'_, str>>> = (0..cmd.argv.len()).map(|i| cmd.arg(i)).collect();
     let mut i = 1;
     while let Some(v) = values.get(i).and_then(|v| v.as_deref()) {
         match v {
@@ -183,7 +184,7 @@ fn find(cmd: &Cmd, policy: &Policy) -> bool {
         _ => false,
     });
     let filtered =
-        expr.iter().flatten().any(|v| FIND_FILTERS.contains(&v.as_str()) || v.starts_with("-newer"));
+        expr.iter().flatten().any(|v| FIND_FILTERS.contains(&v.as_ref()) || v.starts_with("-newer"));
     if !deletes || filtered {
         return false;
     }

@@ -7,12 +7,16 @@
 //! file `tee` or `shred` writes, as the destination of `cp`/`mv`/`install`, and as the target of
 //! any output redirection (`cat img > /dev/sdb`). Reading a device, or `dd if=a of=b`, is fine.
 
+use std::borrow::Cow;
 use std::path::{Component, Path};
 
 use crate::guard::shell::analysis::{Analysis, Cmd};
 use crate::guard::shell::ast::Word;
 use crate::guard::shell::normalize;
 use crate::guard::Decision;
+
+/// Programs that only format or discard.
+const FORMATTERS: &[&str] = &["mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "blkdiscard"];
 
 /// Device names followed by a letter (`sda`, `vdb1`).
 const LETTERED: &[&str] = &["sd", "hd", "vd", "xvd"];
@@ -51,26 +55,26 @@ fn word_is_device(word: &Word) -> bool {
 }
 
 fn writes_device(cmd: &Cmd) -> bool {
-    let args: Vec<String> = (1..cmd.argv.len()).filter_map(|i| cmd.arg(i)).collect();
-    let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    match cmd.name.as_str() {
-        n if n == "mkfs" || n.starts_with("mkfs.") => true,
-        "mke2fs" | "mkswap" | "mkdosfs" | "mkntfs" | "mkexfatfs" | "blkdiscard" => true,
+    let name = cmd.name.as_str();
+    if name == "mkfs" || name.starts_with("mkfs.") || FORMATTERS.contains(&name) {
+        return true;
+    }
+    if !["wipefs", "dd", "tee", "shred", "cp", "mv", "install"].contains(&name) {
+        return false;
+    }
+    let args: Vec<Cow<'_, str>> = (1..cmd.argv.len()).filter_map(|i| cmd.arg(i)).collect();
+    let short = |a: &str, flags: &[char]| a.starts_with('-') && !a.starts_with("--") && a.contains(flags);
+    let mut operands = args.iter().filter(|a| !a.starts_with('-'));
+    match name {
         "wipefs" => {
-            let erases = args.iter().any(|a| {
-                a == "--all"
-                    || a.starts_with("--offset")
-                    || (a.starts_with('-') && !a.starts_with("--") && a.contains(['a', 'o']))
-            });
-            let dry = args
-                .iter()
-                .any(|a| a == "--no-act" || (a.starts_with('-') && !a.starts_with("--") && a.contains('n')));
+            let erases =
+                args.iter().any(|a| a == "--all" || a.starts_with("--offset") || short(a, &['a', 'o']));
+            let dry = args.iter().any(|a| a == "--no-act" || short(a, &['n']));
             erases && !dry
         }
         "dd" => args.iter().any(|a| a.strip_prefix("of=").is_some_and(block_device)),
-        "tee" | "shred" => operands.iter().any(|o| block_device(o)),
-        "cp" | "mv" | "install" => operands.last().is_some_and(|o| block_device(o)),
-        _ => false,
+        "tee" | "shred" => operands.any(|o| block_device(o)),
+        _ => operands.next_back().is_some_and(|o| block_device(o)),
     }
 }
 

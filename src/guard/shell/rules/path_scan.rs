@@ -52,6 +52,9 @@ fn ends_path(c: char) -> bool {
 /// The absolute-path tokens of a word.
 fn candidates(word: &Word) -> Vec<String> {
     let mut out = Vec::new();
+    if word.value().is_some_and(|v| !v.contains('/')) {
+        return out;
+    }
     let mut at_boundary = true;
     for frag in word.frags() {
         match frag {

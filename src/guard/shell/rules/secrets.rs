@@ -19,6 +19,9 @@ const KEYS: &[&str] = &["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"];
 /// Other files that exist to hold credentials.
 const CREDENTIALS: &[&str] = &[".netrc", "_netrc", ".pgpass", ".git-credentials"];
 
+/// Text one of the credential names holds (case aside).
+const CREDENTIAL_ANCHORS: &[&str] = &["id_", "netrc", "pgpass", "credentials"];
+
 /// A sample of the `.env.*` family, for globs.
 const ENV_NAMES: &[&str] = &[".env", ".env.local", ".env.production", ".env.x"];
 
@@ -58,10 +61,31 @@ fn names_env(token: &str) -> bool {
     }
 }
 
-/// The first token of the scanned words that `names` accepts, as written.
-fn first_named(texts: &[Text], skip: impl Fn(&Text) -> bool, names: fn(&str) -> bool) -> Option<String> {
-    texts.iter().filter(|t| !skip(t)).flat_map(|t| tokens(&t.word)).find_map(|token| {
-        expand_braces(&token.matched).iter().any(|spelled| names(spelled)).then_some(token.shown)
+/// Whether a word's value can hold a protected name at all: it has one of the `anchors`
+/// (ignoring ASCII case), a wildcard or brace, or non-ASCII text that may fold into one. Most
+/// words fail this cheap test and are never cut into tokens.
+fn may_name(value: &str, anchors: &[&str]) -> bool {
+    !value.is_ascii()
+        || value.contains(['*', '?', '[', '{'])
+        || anchors
+            .iter()
+            .any(|a| value.as_bytes().windows(a.len()).any(|w| w.eq_ignore_ascii_case(a.as_bytes())))
+}
+
+/// The first token of the scanned words that `names` accepts, as written, in a word that is not
+/// `exempt`.
+fn first_named(
+    texts: &[Text],
+    anchors: &[&str],
+    names: fn(&str) -> bool,
+    exempt: impl Fn(&Text) -> bool,
+) -> Option<String> {
+    texts.iter().filter(|t| t.word.value().is_none_or(|v| may_name(&v, anchors))).find_map(|t| {
+        tokens(&t.word)
+            .into_iter()
+            .find(|token| expand_braces(&token.matched).iter().any(|spelled| names(spelled)))
+            .filter(|_| !exempt(t))
+            .map(|token| token.shown)
     })
 }
 
@@ -70,7 +94,9 @@ pub fn credential_file(policy: &Policy, analysis: &Analysis) -> Option<Decision>
     if !policy.deny_credential_files {
         return None;
     }
-    let named = first_named(&analysis.texts, |t| authenticates_with(analysis, t), names_credential)?;
+    let named = first_named(&analysis.texts, CREDENTIAL_ANCHORS, names_credential, |t| {
+        authenticates_with(analysis, t)
+    })?;
     Some(Decision::deny(
         "credential-file",
         format!(
@@ -83,7 +109,7 @@ pub fn credential_file(policy: &Policy, analysis: &Analysis) -> Option<Decision>
 
 /// `env-file`: always on (Decision 5).
 pub fn env_file(analysis: &Analysis) -> Option<Decision> {
-    let named = first_named(&analysis.texts, |_| false, names_env)?;
+    let named = first_named(&analysis.texts, &[".env"], names_env, |_| false)?;
     Some(Decision::deny(
         "env-file",
         format!(

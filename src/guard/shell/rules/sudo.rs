@@ -20,9 +20,10 @@ fn escalator(name: &str) -> Option<&'static str> {
 /// The escalator a program is, by any of the names it may have.
 fn invoked(cmd: &Cmd) -> Option<&'static str> {
     let word = cmd.argv.first()?;
-    escalator(&cmd.name)
-        .or_else(|| escalator(&command_name(&word.literal_prefix())))
-        .or_else(|| escalator(&command_name(&word.literals())))
+    if word.value().is_some() {
+        return escalator(&cmd.name);
+    }
+    escalator(&command_name(&word.literal_prefix())).or_else(|| escalator(&command_name(&word.literals())))
 }
 
 /// The escalator a line of a heredoc body starts with.
