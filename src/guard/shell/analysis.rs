@@ -280,7 +280,7 @@ impl Builder {
             }
         }
         let stdin_redirected = s.redirects.iter().any(Redirect::feeds_stdin);
-        let primary = invs.first().filter(|i| i.via == Via::Direct && !i.argv.is_empty()).cloned();
+        let primary = invs.first().filter(|i| i.via == Via::Direct && !i.argv.is_empty());
 
         for a in &s.assignments {
             self.word(&a.value, false)?;
@@ -288,7 +288,7 @@ impl Builder {
                 .texts
                 .push(Text { word: a.value.clone(), site: Site::Assignment { name: a.name.clone() } });
         }
-        let reads_program = primary.as_ref().is_some_and(|p| p.stdin_program);
+        let reads_program = primary.is_some_and(|p| p.stdin_program);
         let mut stdin_body = None;
         for r in &s.redirects {
             if let Some(body) = self.redirect(r, heredocs, reads_program)? {
@@ -296,8 +296,6 @@ impl Builder {
             }
         }
 
-        let code_words: Vec<usize> = invs.iter().flat_map(|i| i.code_words.iter().copied()).collect();
-        let consumed: Vec<usize> = invs.iter().flat_map(|i| i.code.iter().flat_map(Code::words)).collect();
         let mut primary_id = None;
         for inv in &invs {
             if !inv.argv.is_empty() {
@@ -306,12 +304,14 @@ impl Builder {
             }
         }
         for (j, w) in s.words.iter().enumerate() {
+            let code =
+                invs.iter().any(|i| (i.argv.start == j && !i.argv.is_empty()) || i.code_words.contains(&j));
             let read_by_interpreter = invs.iter().any(|i| i.interpreter && i.argv.contains(&j));
-            self.parts(&w.parts, code_words.contains(&j), read_by_interpreter)?;
-            if consumed.contains(&j) {
+            self.parts(&w.parts, code, read_by_interpreter)?;
+            if invs.iter().any(|i| i.code.iter().any(|c| c.words().contains(&j))) {
                 continue;
             }
-            let site = match (&primary, primary_id) {
+            let site = match (primary, primary_id) {
                 (Some(p), Some(cmd)) if p.argv.contains(&j) => Site::Arg { cmd, index: j - p.argv.start },
                 _ => Site::Other,
             };
@@ -319,7 +319,7 @@ impl Builder {
         }
 
         if let Some(body) = stdin_body {
-            match &primary {
+            match primary {
                 Some(p) if p.shell && p.stdin_program => self.nested(&body.text_with_holes("$_"), &p.name)?,
                 Some(p) if p.stdin_program => {
                     self.out.texts.push(Text { word: body.clone(), site: Site::Other })

@@ -7,7 +7,7 @@
 //! (`Arc`): the analysis keeps many of them and copying one costs a reference count.
 
 use std::borrow::Cow;
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 use std::sync::Arc;
 
 /// A parsed command string (or a nested one: a `$( )` body, an `sh -c` argument, …).
@@ -152,14 +152,24 @@ pub struct Heredoc {
     pub body: Word,
 }
 
-/// One shell word: its source text and its parts (see [`WordData`]).
+/// One shell word (see [`WordData`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Word(Arc<WordData>);
 
+/// A word's content: its parts, and its source text as a span of the (shared) text it was read
+/// from, so that reading a word costs no copy of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WordData {
-    pub raw: String,
+    pub(super) source: Arc<str>,
+    pub(super) span: Range<usize>,
     pub parts: Vec<Part>,
+}
+
+impl WordData {
+    /// The word as written.
+    pub fn raw(&self) -> &str {
+        self.source.get(self.span.clone()).unwrap_or("")
+    }
 }
 
 impl Deref for Word {
@@ -241,13 +251,14 @@ impl Part {
 }
 
 impl Word {
-    pub fn new(raw: String, parts: Vec<Part>) -> Word {
-        Word(Arc::new(WordData { raw, parts }))
+    /// The word at `span` of `source`.
+    pub fn new(source: Arc<str>, span: Range<usize>, parts: Vec<Part>) -> Word {
+        Word(Arc::new(WordData { source, span, parts }))
     }
 
     /// A word made of one literal.
     pub fn literal(text: &str) -> Word {
-        Word::new(text.to_string(), vec![Part::Lit { text: text.to_string(), quoted: false }])
+        Word::new(text.into(), 0..text.len(), vec![Part::Lit { text: text.to_string(), quoted: false }])
     }
 
     /// The word's value when it has no expansion at all.
@@ -358,24 +369,24 @@ mod tests {
 
     #[test]
     fn static_views_of_a_word() {
-        let w = Word::new(String::new(), vec![lit("sudo", false), var("IFS", false), lit("id", false)]);
+        let w = Word::new("".into(), 0..0, vec![lit("sudo", false), var("IFS", false), lit("id", false)]);
         assert_eq!(w.value(), None);
         assert_eq!(w.literal_prefix(), "sudo");
         assert_eq!(w.literals(), "sudoid");
         assert_eq!(w.text_with_holes("$_"), "sudo$_id");
         assert_eq!(w.frags(), vec![Frag::Text("sudo".into()), Frag::Var("IFS"), Frag::Text("id".into())]);
-        let q = Word::new(String::new(), vec![lit("s", false), var("x", true), lit("udo", true)]);
+        let q = Word::new("".into(), 0..0, vec![lit("s", false), var("x", true), lit("udo", true)]);
         assert_eq!(q.literal_prefix(), "sudo");
-        assert!(Word::new(String::new(), vec![var("X", false)]).is_only_unquoted_expansions());
-        assert!(!Word::new(String::new(), vec![var("X", true)]).is_only_unquoted_expansions());
+        assert!(Word::new("".into(), 0..0, vec![var("X", false)]).is_only_unquoted_expansions());
+        assert!(!Word::new("".into(), 0..0, vec![var("X", true)]).is_only_unquoted_expansions());
     }
 
     #[test]
     fn tilde_only_when_unquoted_at_the_start() {
         assert_eq!(Word::literal("~").tilde_user(), Some(""));
         assert_eq!(Word::literal("~root/x").tilde_user(), Some("root"));
-        assert_eq!(Word::new("\"~\"".into(), vec![lit("~", true)]).tilde_user(), None);
+        assert_eq!(Word::new("\"~\"".into(), 0..3, vec![lit("~", true)]).tilde_user(), None);
         assert!(Word::literal("fi").is_keyword("fi"));
-        assert!(!Word::new("'fi'".into(), vec![lit("fi", true)]).is_keyword("fi"));
+        assert!(!Word::new("'fi'".into(), 0..4, vec![lit("fi", true)]).is_keyword("fi"));
     }
 }

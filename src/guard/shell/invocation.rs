@@ -102,8 +102,8 @@ pub struct Invocation {
     pub via: Via,
     /// Shell code to re-parse.
     pub code: Vec<Code>,
-    /// Words holding code in any language, including the command word itself: a substitution
-    /// in one of them produces a program.
+    /// Words holding code in any language, besides the command word itself: a substitution in
+    /// one of them produces a program.
     pub code_words: Vec<usize>,
     /// A POSIX-like shell (its code is parsed).
     pub shell: bool,
@@ -160,7 +160,6 @@ fn collect(
         }
         return Ok(());
     }
-    inv.code_words.push(start);
     let args = start + 1..span.end;
     let mut runs = Vec::new();
     let name = inv.name.clone();
@@ -643,7 +642,7 @@ mod tests {
         ] {
             assert!(!first(src).stdin_program, "{src}");
         }
-        assert_eq!(first("python3 -c 'code'").code_words, [0, 2]);
+        assert_eq!(first("python3 -c 'code'").code_words, [2]);
     }
 
     #[test]

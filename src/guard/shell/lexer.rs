@@ -120,8 +120,11 @@ pub(super) fn assignment(word: &Word) -> Option<Assignment> {
         parts.push(Part::Lit { text: text[eq + 1..].to_string(), quoted: false });
     }
     parts.extend(word.parts[1..].iter().cloned());
-    let raw = word.raw.find('=').map(|i| word.raw[i + 1..].to_string()).unwrap_or_default();
-    Some(Assignment { name: base.to_string(), value: Word::new(raw, parts) })
+    let value_start = word.raw().find('=').map_or(word.span.end, |i| word.span.start + i + 1);
+    Some(Assignment {
+        name: base.to_string(),
+        value: Word::new(word.source.clone(), value_start..word.span.end, parts),
+    })
 }
 
 /// Whether the parts so far are `NAME=` or `NAME+=`, so that a `(` starts an array value.
@@ -322,7 +325,11 @@ impl Parser<'_> {
         self.pos = start + 2;
         let script = self.script_until_paren("process substitution", start)?;
         let raw = self.src[start..self.pos].to_string();
-        Ok(Word::new(raw.clone(), vec![Part::Process(ProcessSubst { script, output, raw })]))
+        Ok(Word::new(
+            self.shared.clone(),
+            start..self.pos,
+            vec![Part::Process(ProcessSubst { script, output, raw })],
+        ))
     }
 
     /// An unquoted word starting at `start`.
@@ -364,7 +371,7 @@ impl Parser<'_> {
                 expected: "a word",
             });
         }
-        Ok(Word::new(self.src[start..self.pos].to_string(), parts))
+        Ok(Word::new(self.shared.clone(), start..self.pos, parts))
     }
 
     /// A backslash outside quotes: a line continuation, or the next character taken literally.
@@ -396,6 +403,7 @@ impl Parser<'_> {
     /// `NAME=( elements… )`: the elements are words, kept as one value.
     fn array(&mut self, parts: &mut Vec<Part>) -> Result<(), ParseError> {
         let start = self.pos;
+        self.enter(start)?;
         self.pos += 1;
         push_lit(parts, "(", false);
         let mut first = true;
@@ -409,6 +417,7 @@ impl Parser<'_> {
                 Some(b')') => {
                     self.pos += 1;
                     push_lit(parts, ")", false);
+                    self.leave();
                     return Ok(());
                 }
                 None => {
@@ -680,11 +689,11 @@ impl Parser<'_> {
             };
             let text = if pending.strip_tabs { stripped } else { self.src[body_start..body_end].to_string() };
             let body = if pending.quoted {
-                Word::new(text.clone(), vec![Part::Lit { text, quoted: true }])
+                Word::new(text.as_str().into(), 0..text.len(), vec![Part::Lit { text, quoted: true }])
             } else {
                 let mut inner = Parser::new(&text, self.depth);
                 let parts = inner.parts_until(Mode::Body, 0)?;
-                Word::new(text, parts)
+                Word::new(inner.shared.clone(), 0..text.len(), parts)
             };
             if let Some(heredoc) = self.heredocs.get_mut(pending.index) {
                 heredoc.body = body;

@@ -71,4 +71,6 @@ fn decide(policy: &Policy, command: &str) -> Decision {
 }
 
 #[cfg(test)]
+mod robustness;
+#[cfg(test)]
 mod tests;

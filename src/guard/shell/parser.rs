@@ -9,6 +9,7 @@
 //! [`MAX_DEPTH`]; anything malformed is a [`ParseError`], never a guess.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use super::ast::{
     CaseArm, Command, Compound, Heredoc, List, Part, Pipeline, RedirOp, Redirect, Script, SimpleCommand,
@@ -36,6 +37,8 @@ pub(super) struct Pending {
 /// The cursor over one source text, with the heredoc bookkeeping of the script being built.
 pub(super) struct Parser<'a> {
     pub(super) src: &'a str,
+    /// The same text, shared by the words read from it.
+    pub(super) shared: Arc<str>,
     pub(super) pos: usize,
     pub(super) depth: usize,
     pub(super) peeked: Option<Lexeme>,
@@ -49,7 +52,15 @@ const LIST_END_KEYWORDS: &[&str] = &["then", "else", "elif", "fi", "do", "done",
 
 impl<'a> Parser<'a> {
     pub(super) fn new(src: &'a str, depth: usize) -> Parser<'a> {
-        Parser { src, pos: 0, depth, peeked: None, heredocs: Vec::new(), pending: Vec::new() }
+        Parser {
+            src,
+            shared: src.into(),
+            pos: 0,
+            depth,
+            peeked: None,
+            heredocs: Vec::new(),
+            pending: Vec::new(),
+        }
     }
 
     /// A whole script: a list, then the end of the text.
@@ -425,7 +436,7 @@ impl<'a> Parser<'a> {
     fn function_name(&mut self) -> Result<String, ParseError> {
         let l = self.next()?;
         match &l.token {
-            Token::Word(w) => Ok(w.value().map_or_else(|| w.raw.clone(), Cow::into_owned)),
+            Token::Word(w) => Ok(w.value().map_or_else(|| w.raw().to_string(), Cow::into_owned)),
             _ => Err(self.unexpected(&l, "a function name")),
         }
     }
@@ -451,7 +462,7 @@ impl<'a> Parser<'a> {
             return Ok(Redirect { fd, op, target: Target::Word(word) });
         }
         let quoted = word.parts.iter().any(|p| matches!(p, Part::Lit { quoted: true, .. }));
-        let delimiter = word.value().map_or_else(|| word.raw.clone(), Cow::into_owned);
+        let delimiter = word.value().map_or_else(|| word.raw().to_string(), Cow::into_owned);
         let index = self.heredocs.len();
         self.heredocs.push(Heredoc { delimiter: delimiter.clone(), quoted, body: Word::default() });
         self.pending.push(Pending { index, delimiter, strip_tabs, quoted });
@@ -500,7 +511,10 @@ impl<'a> Parser<'a> {
         self.enter(start)?;
         let body = Box::new(self.command()?);
         self.leave();
-        Ok(Command::Function { name: name.value().map_or_else(|| name.raw.clone(), Cow::into_owned), body })
+        Ok(Command::Function {
+            name: name.value().map_or_else(|| name.raw().to_string(), Cow::into_owned),
+            body,
+        })
     }
 }
 
@@ -510,7 +524,7 @@ mod tests {
 
     fn words(cmd: &Command) -> Vec<String> {
         match cmd {
-            Command::Simple(s) => s.words.iter().map(|w| w.raw.clone()).collect(),
+            Command::Simple(s) => s.words.iter().map(|w| w.raw().to_string()).collect(),
             _ => vec![],
         }
     }

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use crate::guard::path::{lexical, resolve};
 use crate::guard::shell::analysis::Analysis;
-use crate::guard::shell::ast::{Frag, Word};
+use crate::guard::shell::ast::{Part, Word};
 use crate::guard::Decision;
 use crate::policy::Policy;
 
@@ -49,44 +49,44 @@ fn ends_path(c: char) -> bool {
         || matches!(c, '\'' | '"' | '`' | '=' | ',' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | ':' | '}')
 }
 
-/// The absolute-path tokens of a word.
+/// The absolute-path tokens of a word. `$IFS` counts as a separator; any other expansion as
+/// part of a relative path.
 fn candidates(word: &Word) -> Vec<String> {
     let mut out = Vec::new();
     if word.value().is_some_and(|v| !v.contains('/')) {
         return out;
     }
-    let mut at_boundary = true;
-    for frag in word.frags() {
-        match frag {
-            Frag::Var("IFS") => at_boundary = true,
-            Frag::Var(_) | Frag::Hole => at_boundary = false,
-            Frag::Text(text) => {
-                scan(&text, at_boundary, &mut out);
-                at_boundary = false;
-            }
-        }
+    let mut prev = None;
+    for part in &word.parts {
+        prev = match part {
+            Part::Lit { text, .. } => scan(text, prev, &mut out),
+            Part::Param(p) if p.name == "IFS" && p.operand.is_empty() => Some(' '),
+            _ => Some('$'),
+        };
     }
     out
 }
 
-fn scan(text: &str, starts_at_boundary: bool, out: &mut Vec<String>) {
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let prev = i.checked_sub(1).map(|p| chars[p]);
-        let opens = prev.map_or(starts_at_boundary, opens_path);
-        if chars[i] != '/' || !opens {
-            i += 1;
+/// Adds the paths in `text` to `out`; `prev` is the character before it (`None` at the start of
+/// the word). Returns the last character seen.
+fn scan(text: &str, mut prev: Option<char>, out: &mut Vec<String>) -> Option<char> {
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '/' || !prev.is_none_or(opens_path) {
+            prev = Some(c);
             continue;
         }
-        let end = (i..chars.len()).find(|&j| ends_path(chars[j])).unwrap_or(chars.len());
-        let token: String = chars[i..end].iter().collect();
+        let end = text[i..].find(ends_path).map_or(text.len(), |n| i + n);
+        let token = &text[i..end];
         let url = prev == Some(':') && token.starts_with("//");
         if !url && token.chars().any(|c| c != '/' && c != '.') {
-            out.push(token);
+            out.push(token.to_string());
         }
-        i = end;
+        while chars.peek().is_some_and(|(j, _)| *j < end) {
+            prev = chars.next().map(|(_, c)| c);
+        }
     }
+    prev
 }
 
 fn outside(policy: &Policy, shown: &Path) -> Decision {

@@ -8,8 +8,11 @@
 //! lets `ssh`, `scp` and `sftp` take their `-i KEY`, `ssh-add` its key files and `git` its
 //! `core.sshCommand`, because those tools only authenticate with the key.
 
-use super::tokens::{expand_braces, glob_matches, has_wildcard, literal_count, tokens};
+use std::borrow::Cow;
+
+use super::tokens::{expand_braces, glob_matches, has_wildcard, is_separator, literal_count, tokens};
 use crate::guard::shell::analysis::{Analysis, Site, Text};
+use crate::guard::shell::normalize;
 use crate::guard::Decision;
 use crate::policy::Policy;
 
@@ -61,31 +64,41 @@ fn names_env(token: &str) -> bool {
     }
 }
 
-/// Whether a word's value can hold a protected name at all: it has one of the `anchors`
-/// (ignoring ASCII case), a wildcard or brace, or non-ASCII text that may fold into one. Most
-/// words fail this cheap test and are never cut into tokens.
-fn may_name(value: &str, anchors: &[&str]) -> bool {
-    !value.is_ascii()
-        || value.contains(['*', '?', '[', '{'])
+/// Whether a text (a word's value, or one token of it) can hold a protected name at all: it has
+/// one of the `anchors` (ignoring ASCII case), a brace, a wildcard with something beside it, or
+/// non-ASCII text that may fold into one. Most words and tokens fail this cheap test.
+fn may_name(text: &str, anchors: &[&str]) -> bool {
+    !text.is_ascii()
+        || text.contains('{')
+        || (text.len() > 1 && has_wildcard(text))
         || anchors
             .iter()
-            .any(|a| value.as_bytes().windows(a.len()).any(|w| w.eq_ignore_ascii_case(a.as_bytes())))
+            .any(|a| text.as_bytes().windows(a.len()).any(|w| w.eq_ignore_ascii_case(a.as_bytes())))
 }
 
 /// The first token of the scanned words that `names` accepts, as written, in a word that is not
-/// `exempt`.
+/// `exempt`. Tokens are cut from the word's text with expansions as `*`; only those passing
+/// [`may_name`] are normalised and spelled out.
 fn first_named(
     texts: &[Text],
     anchors: &[&str],
     names: fn(&str) -> bool,
     exempt: impl Fn(&Text) -> bool,
 ) -> Option<String> {
-    texts.iter().filter(|t| t.word.value().is_none_or(|v| may_name(&v, anchors))).find_map(|t| {
-        tokens(&t.word)
-            .into_iter()
-            .find(|token| expand_braces(&token.matched).iter().any(|spelled| names(spelled)))
-            .filter(|_| !exempt(t))
-            .map(|token| token.shown)
+    texts.iter().find_map(|t| {
+        let text = match t.word.value() {
+            Some(v) if !may_name(&v, anchors) => return None,
+            Some(v) => v,
+            None => Cow::Owned(t.word.text_with_holes("*")),
+        };
+        let hit = text.split(is_separator).filter(|s| !s.is_empty()).position(|token| {
+            may_name(token, anchors)
+                && expand_braces(&normalize::word(token)).iter().any(|spelled| names(spelled))
+        })?;
+        if exempt(t) {
+            return None;
+        }
+        tokens(&t.word).into_iter().nth(hit).map(|token| token.shown)
     })
 }
 

@@ -59,7 +59,7 @@ fn segments_allowed(patterns: &[String], analysis: &Analysis) -> bool {
         .cmds
         .iter()
         .filter(|c| c.level == 0 && c.via != Via::Alternate)
-        .map(|c| for_matching(&c.argv.iter().map(|w| w.raw.as_str()).collect::<Vec<_>>().join(" ")))
+        .map(|c| for_matching(&c.argv.iter().map(|w| w.raw()).collect::<Vec<_>>().join(" ")))
         .peekable();
     segments.peek().is_some() && segments.all(|s| patterns.iter().any(|p| starts_on_boundary(&s, p)))
 }

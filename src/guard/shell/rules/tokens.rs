@@ -13,14 +13,16 @@ use crate::guard::shell::normalize;
 /// At most this many words come out of one brace expansion.
 const MAX_BRACE_WORDS: usize = 64;
 
-/// A token: the text matched (folded, lower-cased, expansions as `*`) and the text shown.
+/// A token: the text matched (folded, lower-cased, expansions as `*`) and the text shown
+/// (expansions as written).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Token {
     pub matched: String,
     pub shown: String,
 }
 
-fn is_separator(c: char) -> bool {
+/// Characters that cannot be part of a path token.
+pub fn is_separator(c: char) -> bool {
     c.is_whitespace()
         || matches!(c, '\'' | '"' | '`' | '=' | ',' | ';' | '(' | ')' | '<' | '>' | '|' | '&' | ':')
 }
