@@ -11,12 +11,14 @@
 //! [`super::rules`] then read the [`Analysis`] without walking the tree again.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use super::ast::{
     Command, Compound, Heredoc, List, Part, Pipeline, RedirOp, Redirect, Script, SimpleCommand, Target, Word,
 };
+use super::braces::expand_braces;
 use super::error::ParseError;
-use super::invocation::{invocations, Code, Invocation, Via};
+use super::invocation::{command_name, invocations, Code, Invocation, Via};
 use super::parser::parse;
 
 /// How many times shell code may be handed to another shell (`sh -c "eval '…'"` is two).
@@ -49,6 +51,9 @@ pub struct Cmd {
     pub argv: Vec<Word>,
     /// The name as recognised (folded, lower-cased, basename).
     pub name: String,
+    /// Other names it may have: its command word with the values assigned earlier in the
+    /// command put in for its variables (`X=sudo; $X id`).
+    pub also: Vec<String>,
     pub via: Via,
     /// Re-parse level: 0 for the command string itself.
     pub level: usize,
@@ -59,6 +64,11 @@ pub struct Cmd {
 }
 
 impl Cmd {
+    /// Every name the program may have.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name.as_str()).chain(self.also.iter().map(String::as_str))
+    }
+
     /// The argument at `i` (0 = the program name) as recognised: folded, not lower-cased.
     pub fn arg(&self, i: usize) -> Option<Cow<'_, str>> {
         self.argv.get(i).and_then(Word::value).map(super::normalize::folded)
@@ -119,7 +129,7 @@ pub struct Construct {
 /// the error: what cannot be parsed cannot be checked.
 pub fn analyse(command: &str) -> Result<Analysis, ParseError> {
     let script = parse(command)?;
-    let mut b = Builder { out: Analysis::default(), enclosures: Vec::new(), level: 0 };
+    let mut b = Builder { out: Analysis::default(), enclosures: Vec::new(), level: 0, vars: HashMap::new() };
     b.script(&script)?;
     Ok(b.out)
 }
@@ -128,7 +138,13 @@ struct Builder {
     out: Analysis,
     enclosures: Vec<Enclosure>,
     level: usize,
+    /// Literal values assigned to shell variables so far, by name (all of them: branches are
+    /// not told apart).
+    vars: HashMap<String, Vec<String>>,
 }
+
+/// At most this many values are kept per variable, and names tried per command word.
+const MAX_VALUES: usize = 16;
 
 impl Builder {
     fn script(&mut self, script: &Script) -> Result<(), ParseError> {
@@ -270,6 +286,10 @@ impl Builder {
         heredocs: &[Heredoc],
         feeds_shell: bool,
     ) -> Result<(), ParseError> {
+        if let Some(expanded) = brace_expanded(s) {
+            self.simple(&expanded, heredocs, false)?;
+        }
+        self.remember_assignments(s);
         let mut invs = invocations(&s.words)?;
         if feeds_shell {
             if let Some(first) = invs.first_mut() {
@@ -335,10 +355,59 @@ impl Builder {
         Ok(())
     }
 
+    /// Records `NAME=literal` values: of a command made only of assignments, and of the
+    /// arguments of `export`, `declare`, `typeset`, `local` and `readonly`.
+    fn remember_assignments(&mut self, s: &SimpleCommand) {
+        let declares =
+            s.words.first().and_then(Word::value).is_some_and(|v| {
+                matches!(v.as_ref(), "export" | "declare" | "typeset" | "local" | "readonly")
+            });
+        let from_words = s.words.iter().skip(1).filter(|_| declares).filter_map(super::lexer::assignment);
+        let assignments: Vec<_> =
+            if s.words.is_empty() { s.assignments.clone() } else { from_words.collect() };
+        for a in assignments {
+            if let Some(value) = a.value.value() {
+                let values = self.vars.entry(a.name).or_default();
+                if values.len() < MAX_VALUES && !values.iter().any(|v| *v == value) {
+                    values.push(value.into_owned());
+                }
+            }
+        }
+    }
+
+    /// The names a command word may have once the variables it uses take the values assigned
+    /// to them earlier; none when it has no variable, or one with no known value.
+    fn names_through_variables(&self, word: &Word) -> Vec<String> {
+        if word.value().is_some() {
+            return Vec::new();
+        }
+        let mut spellings = vec![String::new()];
+        for part in &word.parts {
+            match part {
+                Part::Lit { text, .. } => spellings.iter_mut().for_each(|s| s.push_str(text)),
+                Part::Param(p) if p.operand.is_empty() => {
+                    let Some(values) = self.vars.get(&p.name) else {
+                        return Vec::new();
+                    };
+                    spellings = spellings
+                        .iter()
+                        .flat_map(|s| values.iter().map(move |v| format!("{s}{v}")))
+                        .take(MAX_VALUES)
+                        .collect();
+                }
+                _ => return Vec::new(),
+            }
+        }
+        spellings.iter().map(|s| command_name(s)).filter(|n| !n.is_empty()).collect()
+    }
+
     fn push_cmd(&mut self, inv: &Invocation, words: &[Word], stdin_redirected: bool) -> usize {
         let id = self.out.cmds.len();
+        let argv = words.get(inv.argv.clone()).unwrap_or_default().to_vec();
+        let also = argv.first().map(|w| self.names_through_variables(w)).unwrap_or_default();
         self.out.cmds.push(Cmd {
-            argv: words.get(inv.argv.clone()).unwrap_or_default().to_vec(),
+            argv,
+            also,
             name: inv.name.clone(),
             via: inv.via,
             level: self.level,
@@ -439,4 +508,17 @@ fn echoed_code(inv: &Invocation, words: &[Word]) -> Option<Code> {
         }
     }
     (start < inv.argv.end).then_some(Code::Joined(start..inv.argv.end))
+}
+
+/// `{sudo,id}` as bash runs it: the command word brace-expanded into several words.
+fn brace_expanded(s: &SimpleCommand) -> Option<SimpleCommand> {
+    let [Part::Lit { text, quoted: false }] = s.words.first()?.parts.as_slice() else {
+        return None;
+    };
+    let spelled = expand_braces(text);
+    if spelled.len() < 2 {
+        return None;
+    }
+    let words = spelled.iter().map(|w| Word::literal(w)).chain(s.words[1..].iter().cloned()).collect();
+    Some(SimpleCommand { assignments: Vec::new(), words, redirects: Vec::new() })
 }

@@ -4,7 +4,7 @@
 //! the command itself first. On the way it
 //! 1. skips prefix wrappers with their options (`env -i -u X A=1`, `nice -n 5`, `nohup`,
 //!    `timeout -s KILL 5`, `command`, `exec -a x`, `stdbuf -oL`, `time -p`, `setsid`, `ionice -c 3`,
-//!    `builtin`, `busybox`) — `command -v x` and `env` alone run nothing;
+//!    `builtin`, `busybox`, `coproc`, `chroot DIR`) — `command -v x` and `env` alone run nothing;
 //! 2. follows runners: the command `xargs` runs (after its options) and each `find -exec`,
 //!    `-execdir`, `-ok`, `-okdir` command, as invocations of their own;
 //! 3. finds the arguments that are shell code — `sh -c STRING` (and bash, dash, zsh, ksh…),
@@ -179,6 +179,7 @@ fn collect(
             }
         }
         "source" | "." => {
+            inv.shell = true;
             inv.interpreter = true;
             inv.stdin_program = values[args].first().is_some_and(|v| v.as_deref().is_some_and(is_stdin));
         }
@@ -270,7 +271,11 @@ fn unwrap(values: &[Option<Cow<'_, str>>], span: Range<usize>) -> Option<(usize,
                 end,
                 &Opts { short_arg: "n", long_arg: &["adjustment"], no_run: "" },
             )?,
-            "nohup" | "builtin" | "setsid" => skip_options(values, next, end, &none)?,
+            "nohup" | "builtin" | "setsid" | "coproc" => skip_options(values, next, end, &none)?,
+            "chroot" => {
+                let opts = Opts { short_arg: "", long_arg: &["userspec", "groups"], no_run: "" };
+                skip_options(values, next, end, &opts)? + 1
+            }
             "timeout" => {
                 let opts = Opts { short_arg: "sk", long_arg: &["signal", "kill-after"], no_run: "" };
                 skip_options(values, next, end, &opts)? + 1

@@ -18,6 +18,7 @@
 
 pub mod analysis;
 pub mod ast;
+pub mod braces;
 pub mod error;
 pub mod invocation;
 mod lexer;

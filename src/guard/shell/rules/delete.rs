@@ -199,10 +199,12 @@ pub fn check(policy: &Policy, analysis: &Analysis) -> Option<Decision> {
     analysis
         .cmds
         .iter()
-        .any(|cmd| match cmd.name.as_str() {
-            "rm" => rm(cmd, policy),
-            "find" => find(cmd, policy),
-            _ => false,
+        .any(|cmd| {
+            cmd.names().any(|name| match name {
+                "rm" => rm(cmd, policy),
+                "find" => find(cmd, policy),
+                _ => false,
+            })
         })
         .then(|| {
             Decision::deny(

@@ -54,8 +54,7 @@ fn word_is_device(word: &Word) -> bool {
     word.value().is_some_and(|v| block_device(&normalize::fold(&v)))
 }
 
-fn writes_device(cmd: &Cmd) -> bool {
-    let name = cmd.name.as_str();
+fn writes_device(cmd: &Cmd, name: &str) -> bool {
     if name == "mkfs" || name.starts_with("mkfs.") || FORMATTERS.contains(&name) {
         return true;
     }
@@ -79,7 +78,8 @@ fn writes_device(cmd: &Cmd) -> bool {
 }
 
 pub fn check(analysis: &Analysis) -> Option<Decision> {
-    let hit = analysis.cmds.iter().any(writes_device) || analysis.writes.iter().any(word_is_device);
+    let hit = analysis.cmds.iter().any(|c| c.names().any(|n| writes_device(c, n)))
+        || analysis.writes.iter().any(word_is_device);
     hit.then(|| {
         Decision::deny(
             "raw-disk-op",

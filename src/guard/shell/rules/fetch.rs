@@ -18,7 +18,7 @@ const DOWNLOADERS: &[&str] =
     &["curl", "wget", "wget2", "fetch", "http", "https", "xh", "xhs", "curlie", "nc", "ncat", "netcat"];
 
 fn downloads(cmd: &Cmd) -> bool {
-    DOWNLOADERS.contains(&cmd.name.as_str())
+    cmd.names().any(|n| DOWNLOADERS.contains(&n))
 }
 
 /// A downloader piped into a program reader, in any pipeline.

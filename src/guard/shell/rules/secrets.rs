@@ -10,8 +10,9 @@
 
 use std::borrow::Cow;
 
-use super::tokens::{expand_braces, glob_matches, has_wildcard, is_separator, literal_count, tokens};
+use super::tokens::{glob_matches, has_wildcard, is_separator, literal_count, tokens};
 use crate::guard::shell::analysis::{Analysis, Site, Text};
+use crate::guard::shell::braces::expand_braces;
 use crate::guard::shell::normalize;
 use crate::guard::Decision;
 use crate::policy::Policy;

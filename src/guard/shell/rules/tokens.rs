@@ -3,15 +3,12 @@
 //!
 //! [`tokens`] cuts a word's text at the characters that cannot be part of a path in code or
 //! options (`--file=.env`, `open('.env')`, `host:.netrc`); an expansion inside a token stands for
-//! any text (`*`), so `id_$KIND` still names a key. [`expand_braces`] then spells out
-//! `id_{rsa,dsa}`, and [`glob_matches`] tells whether a pattern such as `.e*` can match a name,
+//! any text (`*`), so `id_$KIND` still names a key. The rules spell out `id_{rsa,dsa}` with
+//! [`expand_braces`](crate::guard::shell::braces::expand_braces), and [`glob_matches`] tells whether a pattern such as `.e*` can match a name,
 //! following the shell's rule that a leading dot is never matched by a wildcard.
 
 use crate::guard::shell::ast::{Part, Word};
 use crate::guard::shell::normalize;
-
-/// At most this many words come out of one brace expansion.
-const MAX_BRACE_WORDS: usize = 64;
 
 /// A token: the text matched (folded, lower-cased, expansions as `*`) and the text shown
 /// (expansions as written).
@@ -61,56 +58,6 @@ pub fn tokens(word: &Word) -> Vec<Token> {
     }
     flush(&mut matched, &mut shown);
     out
-}
-
-/// The words a brace expression spells (`a{b,c}d` → `abd`, `acd`), at most [`MAX_BRACE_WORDS`];
-/// text without a brace list comes back unchanged.
-pub fn expand_braces(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    expand_into(text, &mut out);
-    out
-}
-
-fn expand_into(text: &str, out: &mut Vec<String>) {
-    if out.len() >= MAX_BRACE_WORDS {
-        return;
-    }
-    let Some((open, close, commas)) = first_brace_list(text) else {
-        out.push(text.to_string());
-        return;
-    };
-    let (prefix, suffix) = (&text[..open], &text[close + 1..]);
-    let mut from = open + 1;
-    for cut in commas.into_iter().chain(std::iter::once(close)) {
-        expand_into(&format!("{prefix}{}{suffix}", &text[from..cut]), out);
-        from = cut + 1;
-    }
-}
-
-/// The first `{…}` holding a top-level comma: its braces and the commas' positions.
-fn first_brace_list(text: &str) -> Option<(usize, usize, Vec<usize>)> {
-    let b = text.as_bytes();
-    for open in (0..b.len()).filter(|&i| b[i] == b'{') {
-        let mut depth = 0;
-        let mut commas = Vec::new();
-        for (i, &c) in b.iter().enumerate().skip(open) {
-            match c {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        if !commas.is_empty() {
-                            return Some((open, i, commas));
-                        }
-                        break;
-                    }
-                }
-                b',' if depth == 1 => commas.push(i),
-                _ => {}
-            }
-        }
-    }
-    None
 }
 
 /// Whether `text` holds a glob wildcard.
@@ -260,17 +207,6 @@ mod tests {
         let t = &tokens(&word("\"$HOME/.ssh/id_rsa\""))[0];
         assert_eq!((t.matched.as_str(), t.shown.as_str()), ("*/.ssh/id_rsa", "$HOME/.ssh/id_rsa"));
         assert_eq!(matched("ｉｄ＿ｒｓａ"), ["id_rsa"]);
-    }
-
-    #[test]
-    fn braces_expand_within_bounds() {
-        assert_eq!(expand_braces("id_{rsa,dsa}"), ["id_rsa", "id_dsa"]);
-        assert_eq!(expand_braces("{a,b}{c,d}"), ["ac", "ad", "bc", "bd"]);
-        assert_eq!(expand_braces(".en{v,}"), [".env", ".en"]);
-        assert_eq!(expand_braces("a{b{c,d},e}"), ["abc", "abd", "ae"]);
-        assert_eq!(expand_braces("{x}"), ["{x}"]);
-        assert_eq!(expand_braces("plain"), ["plain"]);
-        assert_eq!(expand_braces(&"{a,b}".repeat(20)).len(), MAX_BRACE_WORDS);
     }
 
     #[test]
