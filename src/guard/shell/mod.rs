@@ -4,10 +4,11 @@
 //! [`check`] is the single entry point. In order:
 //! 1. [`normalize`] folds the text for the substring matchers (NFKC, invisible characters,
 //!    `\`+newline, whitespace runs, case);
-//! 2. [`analysis`] parses the command as written ([`parser`], [`lexer`], into the tree of
-//!    [`ast`]), looks through wrappers and runners ([`invocation`]) and re-parses the shell code
-//!    handed to `sh -c`, `eval` and friends; a command it cannot parse is denied as
-//!    `parse-error`;
+//! 2. [`analysis`] parses the command as written ([`parser`], `lexer`, into the tree of
+//!    [`ast`]), looks through wrappers and runners ([`invocation`]), brace-expands command words
+//!    ([`braces`]) and re-parses the shell code handed to `sh -c`, `eval` and friends; a command
+//!    it cannot parse (or nested too deeply to follow) is denied as `parse-error`, before any
+//!    other rule;
 //! 3. the [`rules`] run in the order of Decision 1 — `credential-file`, `env-file`, `sudo`,
 //!    `catastrophic-delete`, `raw-disk-op`, `fetch-to-exec`, `shell-deny`, `subshell`,
 //!    `path-scan`, `shell-allow` — and the first that fires decides;
@@ -15,6 +16,19 @@
 //!    command (Decision 14); a denial never becomes `ask`.
 //!
 //! The guard runs nothing. Its only I/O is canonicalising the absolute paths of the path scan.
+//!
+//! Where the seed and the contract are silent, the guard decides so:
+//! - a plain `$NAME` is not a subshell (agents are meant to write `$HOME/x`); `${…}`, `$( )`,
+//!   backticks and `$(( ))` are; `<( )` is not, its commands being visible and checked;
+//! - a glob names a protected file when it can match it and spells two of its characters
+//!   (`.e*`, `id_*`; not `*` or `.*`, which the output masking covers), or, inside `.ssh` or
+//!   `.aws`, whatever it spells;
+//! - the path scan accepts the harmless character devices (`/dev/null`, `/dev/std*`,
+//!   `/dev/fd/N`, `/dev/zero`, `/dev/urandom`, `/dev/tty`…) and ignores a lone `/`; it reads
+//!   quoted text and data heredoc bodies too, since an interpreter may run them;
+//! - a heredoc or here-string fed to a shell (`sh <<EOF`, `bash <<<`, `. /dev/stdin <<EOF`) is
+//!   parsed as a script; any other heredoc body is data, except that a line starting with
+//!   `sudo` is still refused.
 
 pub mod analysis;
 pub mod ast;

@@ -1,10 +1,10 @@
 //! The grammar: a recursive-descent parser for POSIX shell (and the bash forms agents use)
-//! from the token stream of [`super::lexer`] to the tree of [`super::ast`].
+//! from the token stream of `lexer` to the tree of [`super::ast`].
 //!
 //! [`parse`] is the entry point. It reads a list of and-or lists of pipelines of commands; a
 //! command is a simple command, a compound command (`( )`, `{ }`, `if`, `while`/`until`,
 //! `for`/`select`, `case`, `(( ))`, `[[ ]]`) or a function definition. The lexer calls back into
-//! [`Parser::list`] for `$( )` and `<( )` bodies and starts nested parsers for backticks,
+//! `Parser::list` for `$( )` and `<( )` bodies and starts nested parsers for backticks,
 //! arithmetic and heredoc bodies, so one cursor walks the whole text once. Nesting is bounded by
 //! [`MAX_DEPTH`]; anything malformed is a [`ParseError`], never a guess.
 
@@ -162,9 +162,18 @@ impl<'a> Parser<'a> {
 
     fn expect_keyword(&mut self, kw: &'static str) -> Result<(), ParseError> {
         let l = self.next()?;
+        let expected = match kw {
+            "}" => "'}'",
+            "then" => "'then'",
+            "fi" => "'fi'",
+            "do" => "'do'",
+            "done" => "'done'",
+            "in" => "'in'",
+            other => other,
+        };
         match &l.token {
             Token::Word(w) if w.is_keyword(kw) => Ok(()),
-            _ => Err(self.unexpected(&l, kw)),
+            _ => Err(self.unexpected(&l, expected)),
         }
     }
 
@@ -579,7 +588,7 @@ mod tests {
             ("echo ${x", "unterminated ${…} expansion"),
             ("(echo", "unexpected end of input"),
             ("echo )", "unexpected ')'"),
-            ("if a; then b", "unexpected end of input where fi"),
+            ("if a; then b", "unexpected end of input where 'fi' was expected"),
             ("cat <<EOF\nbody", "here-document is not terminated by a line 'EOF'"),
             ("; ls", "unexpected ';'"),
             ("a && ", "unexpected end of input"),

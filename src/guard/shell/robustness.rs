@@ -111,7 +111,7 @@ fn soup() -> impl Strategy<Value = String> {
 
 /// A hang guard, not a benchmark: anything super-linear on a megabyte takes minutes. An
 /// unoptimised build is given five times the release budget (release decides a megabyte of
-/// commands in about a quarter of a second).
+/// commands in about a third of a second).
 const BUDGET: Duration = Duration::from_secs(if cfg!(debug_assertions) { 10 } else { 2 });
 
 /// Runs `property` on 512 generated inputs against one default policy.

@@ -1,7 +1,7 @@
 //! `credential-file` and `env-file`: a command that names a file which exists to hold secrets.
 //!
 //! Both rules read every scanned word ([`Analysis::texts`]), cut it into path-like tokens
-//! ([`tokens`]), spell out brace lists and look at the last path component (and its parent, for
+//! (`tokens`), spell out brace lists and look at the last path component (and its parent, for
 //! `.aws/credentials`). A glob counts when it can match a protected name and spells at least two
 //! of its characters (`.e*`, `id_*`, `.net?c`); a bare `*` or `.*` is left to the output masking,
 //! except inside `.ssh` or `.aws`, where any wildcard reaching a key counts. The credential rule
