@@ -2,12 +2,12 @@
 
 use super::{CheckCommand, CommonArgs};
 use crate::error::{code, Error};
-use crate::guard::{path, url, Decision, Verdict};
+use crate::guard::{path, shell, url, Decision, Verdict};
 
 pub fn run(common: &CommonArgs, what: CheckCommand) -> Result<u8, Error> {
     let policy = common.policy()?;
     let decision = match what {
-        CheckCommand::Shell { .. } => return Err(Error::NotImplemented("check shell")),
+        CheckCommand::Shell { command } => shell::check(&policy, &command.join(" ")),
         CheckCommand::Path { op, path: p } => {
             let cwd =
                 std::env::current_dir().map_err(|e| Error::Internal(format!("current directory: {e}")))?;

@@ -7,6 +7,7 @@
 
 pub mod ip;
 pub mod path;
+pub mod shell;
 pub mod url;
 
 use serde::Serialize;

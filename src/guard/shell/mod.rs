@@ -1,0 +1,91 @@
+//! The shell guard (`check shell`, and `sh` before it runs anything): decides a command string
+//! before `/bin/sh -c` sees it.
+//!
+//! [`check`] is the single entry point. In order:
+//! 1. [`normalize`] folds the text for the substring matchers (NFKC, invisible characters,
+//!    `\`+newline, whitespace runs, case);
+//! 2. [`analysis`] parses the command as written ([`parser`], `lexer`, into the tree of
+//!    [`ast`]), looks through wrappers and runners ([`invocation`]), brace-expands command words
+//!    ([`braces`]) and re-parses the shell code handed to `sh -c`, `eval` and friends; a command
+//!    it cannot parse (or nested too deeply to follow) is denied as `parse-error`, before any
+//!    other rule;
+//! 3. the [`rules`] run in the order of Decision 1 — `credential-file`, `env-file`, `sudo`,
+//!    `catastrophic-delete`, `raw-disk-op`, `fetch-to-exec`, `shell-deny`, `subshell`,
+//!    `path-scan`, `shell-allow` — and the first that fires decides;
+//! 4. a command that passes is `allow`, or `ask` (rule `hitl`) when a human approves each
+//!    command (Decision 14); a denial never becomes `ask`.
+//!
+//! The guard runs nothing. Its only I/O is canonicalising the absolute paths of the path scan.
+//!
+//! Where the seed and the contract are silent, the guard decides so:
+//! - a plain `$NAME` is not a subshell (agents are meant to write `$HOME/x`); `${…}`, `$( )`,
+//!   backticks and `$(( ))` are; `<( )` is not, its commands being visible and checked;
+//! - a glob names a protected file when it can match it and spells two of its characters
+//!   (`.e*`, `id_*`; not `*` or `.*`, which the output masking covers), or, inside `.ssh` or
+//!   `.aws`, whatever it spells;
+//! - the path scan accepts the harmless character devices (`/dev/null`, `/dev/std*`,
+//!   `/dev/fd/N`, `/dev/zero`, `/dev/urandom`, `/dev/tty`…) and ignores a lone `/`; it reads
+//!   quoted text and data heredoc bodies too, since an interpreter may run them;
+//! - a heredoc or here-string fed to a shell (`sh <<EOF`, `bash <<<`, `. /dev/stdin <<EOF`) is
+//!   parsed as a script; any other heredoc body is data, except that a line starting with
+//!   `sudo` is still refused.
+
+pub mod analysis;
+pub mod ast;
+pub mod braces;
+pub mod error;
+pub mod invocation;
+mod lexer;
+pub mod normalize;
+pub mod parser;
+pub mod rules;
+
+pub use error::ParseError;
+pub use parser::parse;
+
+use super::Decision;
+use crate::policy::Policy;
+
+/// Decides `command`: the verdict, the rule that produced it and the message for the agent.
+pub fn check(policy: &Policy, command: &str) -> Decision {
+    let decision = decide(policy, command);
+    if decision.is_allowed() && policy.session.hitl {
+        return Decision::ask("hitl", format!("shell_run — {command}\nApprove running this command?"));
+    }
+    decision
+}
+
+/// The guard's decision before human approval is considered.
+fn decide(policy: &Policy, command: &str) -> Decision {
+    use rules::{delete, disk, fetch, path_scan, secrets, shell_policy, subshell, sudo};
+
+    let text = normalize::for_matching(command);
+    let analysis = match analysis::analyse(command) {
+        Ok(a) => a,
+        Err(e) => {
+            return Decision::deny(
+                "parse-error",
+                format!(
+                    "[DENIED] Shell command could not be parsed ({e}), so it cannot be checked.\n\
+                     Fix the syntax (quotes, parentheses, here-documents) and try again."
+                ),
+            )
+        }
+    };
+    secrets::credential_file(policy, &analysis)
+        .or_else(|| secrets::env_file(&analysis))
+        .or_else(|| sudo::check(&analysis))
+        .or_else(|| delete::check(policy, &analysis))
+        .or_else(|| disk::check(&analysis))
+        .or_else(|| fetch::check(&analysis))
+        .or_else(|| shell_policy::deny(policy, &text))
+        .or_else(|| subshell::check(policy, &analysis))
+        .or_else(|| path_scan::check(policy, &analysis))
+        .or_else(|| shell_policy::allow(policy, &text, &analysis))
+        .unwrap_or_else(|| Decision::allow("allow"))
+}
+
+#[cfg(test)]
+mod robustness;
+#[cfg(test)]
+mod tests;
