@@ -112,7 +112,7 @@ fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Validate => validate::run(common),
         Command::Explain { argv } => explain::run(common, &argv),
         Command::Run { argv } => run::run(common, argv),
-        Command::Sh { .. } => Err(Error::NotImplemented("sh")),
+        Command::Sh { command } => run::sh(common, &command),
         Command::Filter => Err(Error::NotImplemented("filter")),
         Command::Doctor => doctor::run(common),
         Command::Serve { .. } => Err(Error::NotImplemented("serve")),

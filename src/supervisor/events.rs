@@ -24,6 +24,16 @@ impl Events {
         }
     }
 
+    /// A message for the human: plain text on stderr, or a `notice` event with `--json` (so that
+    /// stderr stays one JSON object per line).
+    pub fn say(&self, text: &str) {
+        if self.on {
+            self.emit(json!({ "event": "notice", "message": text }));
+        } else {
+            eprintln!("{text}");
+        }
+    }
+
     pub fn start(&self, plan: &SandboxPlan) {
         self.emit(json!({
             "event": "start",

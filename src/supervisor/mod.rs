@@ -46,6 +46,8 @@ pub struct RunRequest {
     /// How the call is shown in prompts and messages (the shell command, or the argv).
     pub display: String,
     pub json: bool,
+    /// Ask the human first (HITL on, and no earlier decision already asked for approval).
+    pub needs_approval: bool,
 }
 
 /// How the child's life ended.
@@ -73,11 +75,25 @@ impl StreamFilter for PassThrough {
 /// Runs the call and returns hullward's exit code.
 pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
     let events = Events::new(req.json);
-    if let approval::Approval::Refused(message) = approval::ask(policy, &req.display) {
-        eprintln!("{message}");
-        events.exit(code::DENIED_BEFORE_RUN as i32, "denied", Some(("approval", &message)));
-        return Ok(code::DENIED_BEFORE_RUN);
+    if !req.needs_approval {
+        return run_approved(policy, req, &events);
     }
+    if let approval::Approval::Refused(message) = approval::ask(policy, &req.display) {
+        return Ok(denied(req.json, "approval", &message));
+    }
+    run_approved(policy, req, &events)
+}
+
+/// Tells a caller that the call was denied before it ran: the `[DENIED]` text on stderr and the
+/// final event with the rule. Returns the exit code (126).
+pub fn denied(json: bool, rule: &str, message: &str) -> u8 {
+    let events = Events::new(json);
+    events.say(message);
+    events.exit(code::DENIED_BEFORE_RUN as i32, "denied", Some((rule, message)));
+    code::DENIED_BEFORE_RUN
+}
+
+fn run_approved(policy: &Policy, req: &RunRequest, events: &Events) -> Result<u8, Error> {
     let kernel = KernelSupport::probe_env();
     let cwd = std::env::current_dir().map_err(|e| Error::Internal(format!("current directory: {e}")))?;
     let call = Call {
@@ -91,17 +107,17 @@ pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
     let plan = match plan::build(policy, &call, &kernel) {
         Ok(p) => p,
         Err(e @ PlanError::StrictRefused(_)) => {
-            eprintln!("hullward: {e}");
+            events.say(&format!("hullward: {e}"));
             events.exit(code::STRICT_REFUSED as i32, "strict-refused", None);
             return Ok(code::STRICT_REFUSED);
         }
         Err(e @ PlanError::NotFound(_)) => {
-            eprintln!("hullward: {e}");
+            events.say(&format!("hullward: {e}"));
             return Ok(127);
         }
         Err(e) => return Err(Error::Internal(e.to_string())),
     };
-    announce(&plan, &events);
+    announce(&plan, events);
 
     let cgroup = if plan.yolo {
         None
@@ -109,11 +125,11 @@ pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
         match CallCgroup::create(&kernel.cgroups, &call_name(), plan.processes, plan.memory) {
             Ok(cg) => Some(cg),
             Err(e) if policy.sandbox.strict && kernel.root => {
-                eprintln!("hullward: strict mode refuses to run: the call's cgroup (process limit) cannot be created: {e}");
+                events.say(&format!("hullward: strict mode refuses to run: the call's cgroup (process limit) cannot be created: {e}"));
                 return Ok(code::STRICT_REFUSED);
             }
             Err(e) => {
-                eprintln!("hullward: warning: running without the call's cgroup: {e}");
+                events.say(&format!("hullward: warning: running without the call's cgroup: {e}"));
                 None
             }
         }
@@ -129,7 +145,7 @@ pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
         NetPlan::Proxy { port } => match start_egress(policy, &runtime, port) {
             Ok(e) => Some(e),
             Err(message) => {
-                eprintln!("hullward: strict mode refuses to run: {message}");
+                events.say(&format!("hullward: strict mode refuses to run: {message}"));
                 events.exit(code::STRICT_REFUSED as i32, "strict-refused", None);
                 return Ok(code::STRICT_REFUSED);
             }
@@ -144,7 +160,7 @@ pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
     let spawned = match spawn::spawn(&plan, stdio, cgroup.as_ref(), netns) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("hullward: {e}");
+            events.say(&format!("hullward: {e}"));
             events.exit(e.exit_code() as i32, "setup-failed", None);
             return Ok(e.exit_code());
         }
@@ -152,28 +168,28 @@ pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
     drop((out_w, err_w));
 
     let end =
-        runtime.block_on(supervise(&plan, spawned.pidfd, out_r, err_r, cgroup.as_ref(), egress, &events))?;
+        runtime.block_on(supervise(&plan, spawned.pidfd, out_r, err_r, cgroup.as_ref(), egress, events))?;
 
     let exit = match end {
         End::Exited(status) => status.clamp(0, 255) as u8,
         End::Timeout => {
             let after = plan.timeout.map(crate::policy::duration::format).unwrap_or_default();
-            eprintln!("hullward: timed out after {after}; the whole process tree was killed");
+            events.say(&format!("hullward: timed out after {after}; the whole process tree was killed"));
             code::TIMEOUT
         }
         End::OverBudget => {
-            eprintln!(
+            events.say(&format!(
                 "hullward: output exceeded {} bytes (Sandbox.Limits.OutputBytes); the whole process tree was killed",
                 plan.output_cap
-            );
+            ));
             128 + libc::SIGKILL as u8
         }
         End::Signal(sig) => {
-            eprintln!("hullward: interrupted by signal {sig}; the whole process tree was killed");
+            events.say(&format!("hullward: interrupted by signal {sig}; the whole process tree was killed"));
             128 + sig as u8
         }
     };
-    report_protected_changes(policy, &plan, &events);
+    report_protected_changes(policy, &plan, events);
     events.exit(i32::from(exit), end_reason(end), None);
     Ok(exit)
 }
@@ -197,10 +213,10 @@ fn call_name() -> String {
 
 fn announce(plan: &SandboxPlan, events: &Events) {
     if plan.yolo {
-        eprintln!("hullward: WARNING: --yolo: NO SANDBOX. The program runs with hullward's full privileges, filesystem, network and environment.");
+        events.say("hullward: WARNING: --yolo: NO SANDBOX. The program runs with hullward's full privileges, filesystem, network and environment.");
     }
     for m in &plan.dropped {
-        eprintln!("hullward: --no-strict: running without {}: {}", m.feature, m.consequence);
+        events.say(&format!("hullward: --no-strict: running without {}: {}", m.feature, m.consequence));
     }
     events.start(plan);
 }
@@ -303,7 +319,7 @@ async fn supervise(
         let _ = sys::wait(child.get_ref().as_raw_fd());
     }
     if !reap::kill_tree(cgroup, KILL_WAIT) {
-        eprintln!("hullward: warning: some processes of the call could not be confirmed dead");
+        events.say("hullward: warning: some processes of the call could not be confirmed dead");
     }
     for (done, task) in [(out_done, &mut out_task), (err_done, &mut err_task)] {
         if !done {
@@ -324,14 +340,14 @@ async fn supervise(
 /// Tells the user about a refused outbound request (the child only sees a bare 403 over CONNECT).
 fn report_egress(ev: &ProxyEvent, events: &Events) {
     if ev.verdict != Verdict::Allow {
-        eprintln!(
+        events.say(&format!(
             "hullward: egress {} {}:{} refused ({}): {}",
             if ev.method.is_empty() { "request" } else { ev.method.as_str() },
             ev.host,
             ev.port,
             ev.rule,
             ev.message
-        );
+        ));
     }
     events.egress(ev);
 }
@@ -344,18 +360,18 @@ fn report_protected_changes(policy: &Policy, plan: &SandboxPlan, events: &Events
     let after = match masks::scan_policy(policy, &plan.scanned) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("hullward: warning: cannot re-check protected files after the call: {e}");
+            events.say(&format!("hullward: warning: cannot re-check protected files after the call: {e}"));
             return;
         }
     };
     for change in plan.snapshot.changes_since(&after) {
         let shown = shown_path(policy, &change.path);
-        eprintln!(
+        events.say(&format!(
             "hullward: warning: {} '{shown}' was {} during the call (matches '{}')",
             if change.write_protected { "write-protected file" } else { "protected file" },
             if change.created { "created" } else { "changed" },
             change.pattern
-        );
+        ));
         events.protected_change(&shown, change.created, &change.pattern);
     }
 }
