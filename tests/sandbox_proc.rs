@@ -186,6 +186,52 @@ fn signals_to_outside_processes_fail_while_own_children_can_be_killed() {
     assert!(out.stdout.contains("OWN-KILLED=143"), "{out}");
 }
 
+/// Blocks SIGWINCH (default: ignored, so a stray one harms nobody), says so in the file named
+/// by its argument, and sleeps: a SIGWINCH sent to it stays visible in its `ShdPnd`.
+const WINCH_BLOCKED: &str = "import signal, sys, time
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGWINCH])
+open(sys.argv[1], \"w\").write(\"ready\\n\")
+time.sleep(120)";
+
+/// Whether the SIGWINCH bit is set in the `ShdPnd:` line within `status`.
+fn winch_pending(status: &str) -> bool {
+    let hex = status.lines().find_map(|l| l.strip_prefix("ShdPnd:")).unwrap_or_else(|| panic!("{status}"));
+    u64::from_str_radix(hex.trim(), 16).unwrap() & (1 << (libc::SIGWINCH - 1)) != 0
+}
+
+#[test]
+fn kill_minus_one_reaches_only_the_calls_own_processes() {
+    let sb = Sandbox::new();
+    let ready = sb.base.join("host-ready");
+    let mut host = Bg::spawn(Command::new("python3").arg("-c").arg(WINCH_BLOCKED).arg(&ready));
+    support::wait_file(&ready, Duration::from_secs(5));
+    let host_pid = host.pid();
+    let host_status = || std::fs::read_to_string(format!("/proc/{host_pid}/status")).unwrap();
+    let script = format!(
+        "python3 -c '{WINCH_BLOCKED}' own-ready & own=$!; until [ -s own-ready ]; do sleep 0.01; done; \
+         kill -WINCH -1; echo kill=$?; grep ShdPnd /proc/$own/status; kill $own"
+    );
+    // Strict, and without Landlock (whose signal scoping is then gone too).
+    for degraded in [false, true] {
+        let _ = std::fs::remove_file(sb.root.join("own-ready"));
+        let flags: &[&str] = if degraded { &["--no-strict"] } else { &[] };
+        let mut c = sb.run_cmd(flags, &["sh", "-c", &script]);
+        if degraded {
+            c.env("HULLWARD_LANDLOCK_ABI", "0");
+        }
+        let out = support::output(&mut c);
+        out.expect_code(0);
+        assert!(!winch_pending(&host_status()), "kill(-1) inside reached a host process\n{out}");
+        // The neighbour: it reaches the call's own process.
+        assert!(out.has_line("kill=0") && winch_pending(&out.stdout), "{out}");
+    }
+    assert!(host.running(), "the host process died");
+    // Control: a SIGWINCH that does reach the host process shows.
+    // SAFETY: kill(2) of our own child.
+    unsafe { libc::kill(host_pid as i32, libc::SIGWINCH) };
+    assert!(winch_pending(&host_status()), "control: SIGWINCH does not show as pending");
+}
+
 #[test]
 fn host_process_command_lines_are_not_visible() {
     let sb = Sandbox::new();
