@@ -149,6 +149,51 @@ fn environ_of_the_supervisor_and_outside_processes_is_unreachable_and_host_secre
 }
 
 #[test]
+#[ignore = "BUG: the PID namespace's init is a fork of hullward that keeps hullward's memory and \
+            its unscrubbed environment, drops every capability and stays dumpable, so the program \
+            (same uid) reads it: /proc/1/environ (= /proc/$PPID/environ) shows GITHUB_TOKEN and \
+            every other host variable the scrub removed, and /proc/1/mem opens and reads \
+            hullward's memory (env, argv, heap); /proc/1/fd shows the host path of the call's \
+            cgroup (which the cgroup namespace hides elsewhere), and without Landlock that \
+            cgroup's `tasks` file opens for writing through /proc/1/fd/N. Fix idea: \
+            PR_SET_DUMPABLE 0 in init right after the fork (the program's execve makes it \
+            dumpable again; with it this test passes), or exec a minimal init with an empty \
+            environment"]
+fn the_calls_init_exposes_neither_hullwards_environment_nor_its_memory() {
+    let sb = Sandbox::new();
+    // Searches the init's readable memory for the secret (spelt in two halves, so that the
+    // script's own text, which is in the init's memory too, does not match).
+    let scan = r#"python3 -c '
+import sys
+needle = b"HWHOST" + b"SECRET"
+try:
+    mem = open("/proc/1/mem", "rb")
+except OSError as e:
+    print("MEM=denied", e.errno); sys.exit()
+hits = 0
+for line in open("/proc/1/maps"):
+    span, perms = line.split()[:2]
+    lo, hi = (int(x, 16) for x in span.split("-"))
+    if "r" in perms:
+        try:
+            mem.seek(lo); hits += mem.read(hi - lo).count(needle)
+        except OSError:
+            pass
+print("MEM=hits", hits)
+'"#;
+    let script = format!("cat /proc/1/environ; cat /proc/$PPID/environ; echo; ls -l /proc/1/fd/; {scan}");
+    let mut c = sb.run_cmd(&[], &["sh", "-c", &script]);
+    c.env("GITHUB_TOKEN", "ghp_HWHOSTSECRET0123456789");
+    let out = support::output(&mut c);
+    out.expect_code(0);
+    assert!(!out.all().contains("HWHOSTSECRET"), "the init's environment leaks host secrets\n{out}");
+    assert!(!out.stdout.contains("/hullward/call-"), "the init shows the host's cgroup paths\n{out}");
+    // Unreadable, or holding nothing of hullward's (an init exec'd with an empty environment).
+    let mem = out.value("MEM").unwrap_or_else(|| panic!("{out}"));
+    assert!(mem.starts_with("denied") || mem == "hits 0", "the init's memory holds host secrets\n{out}");
+}
+
+#[test]
 fn signals_to_outside_processes_fail_while_own_children_can_be_killed() {
     let sb = Sandbox::new();
     sb.install_probe();
