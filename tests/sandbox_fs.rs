@@ -171,12 +171,21 @@ fn symlinks_created_inside_the_call_do_not_reach_secrets() {
 #[test]
 fn proc_root_and_cwd_paths_do_not_bypass_the_view() {
     let sb = workspace();
-    let out = sb.sh("cat /proc/self/root$ROOT/.env; cat /proc/$$/root$ROOT/sub/.env.local; \
+    // $PPID and 1 are the call's own init; $SUP is hullward, invisible in the call.
+    let (out, sup) = sb.sh_knowing_supervisor(
+        &[],
+        "cat /proc/self/root$ROOT/.env; cat /proc/$$/root$ROOT/sub/.env.local; \
          cat /proc/self/cwd/.env; cat /proc/1/root/etc/shadow && echo PID1-ROOT; \
-         cat /proc/$PPID/root$HOMEDIR/.ssh/id_rsa; ls /proc/$PPID/root/ && echo SUPERVISOR-ROOT; \
-         cat /proc/self/root$ROOT/config.txt /proc/self/cwd/sub/ok.txt");
+         cat /proc/$PPID/root$HOMEDIR/.ssh/id_rsa; ls /proc/$PPID/root/ && echo INIT-ROOT; \
+         cat /proc/$SUP/root$HOMEDIR/.ssh/id_rsa; ls /proc/$SUP/root/ && echo SUPERVISOR-ROOT; \
+         cat /proc/$SUP/cwd/.env; cat /proc/self/root$ROOT/config.txt /proc/self/cwd/sub/ok.txt",
+    );
     assert_no_secret(&out);
-    assert!(!out.stdout.contains("PID1-ROOT") && !out.stdout.contains("SUPERVISOR-ROOT"), "{out}");
+    for bad in ["PID1-ROOT", "INIT-ROOT", "SUPERVISOR-ROOT"] {
+        assert!(!out.stdout.contains(bad), "{bad}\n{out}");
+    }
+    let unseen = format!("/proc/{sup}/root/': No such file or directory");
+    assert!(out.stderr.contains(&unseen), "the supervisor is visible\n{out}");
     assert!(out.stdout.contains("HW-CONFIG-OK") && out.stdout.contains("HW-SUB-OK"), "{out}");
 }
 

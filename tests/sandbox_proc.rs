@@ -13,7 +13,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{alive, Bg, Sandbox};
+use support::{Bg, Sandbox};
 
 fn sleeper() -> Bg {
     Bg::spawn(Command::new("sleep").arg("120"))
@@ -36,11 +36,42 @@ fn probes(cases: &[(&str, &str)]) -> String {
     cases.iter().map(|(tag, args)| format!("echo \"{tag}: $(./probe {args} 2>&1)\"; ")).collect()
 }
 
+/// Asserts that the probe line for `tag` reports one of the `errors` ("ERR EPERM", …).
+#[track_caller]
+fn probe_fails(out: &support::Out, tag: &str, errors: &[&str]) {
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("{tag}: ")))
+        .unwrap_or_else(|| panic!("no line for {tag}\n{out}"));
+    let got = line.split_once(": ").unwrap().1;
+    assert!(
+        errors.iter().any(|e| got.starts_with(e)),
+        "{tag}: expected one of {errors:?}, got '{got}'\n{out}"
+    );
+}
+
+/// The errors of a system call aimed at a host pid: the filter refuses the call itself (EPERM),
+/// or the pid names nothing in the call's PID namespace (ESRCH).
+const UNREACHABLE: &[&str] = &["ERR EPERM", "ERR ESRCH"];
+
+/// Asserts that PID 1 of the call, as `INIT=` printed it, is the call's own init (a fork of
+/// hullward), not the host's init.
+#[track_caller]
+fn init_is_the_calls_own(out: &support::Out) {
+    let init = out.value("INIT").unwrap_or_else(|| panic!("no INIT line\n{out}"));
+    assert!(init.starts_with(&format!("{} run ", support::bin())), "PID 1 is not the call's init\n{out}");
+    assert_ne!(init, support::cmdline(1), "PID 1 is the host's init\n{out}");
+}
+
+/// A script line printing the call's PID 1 command line as `INIT=`.
+const SHOW_INIT: &str = "echo \"INIT=$(tr '\\0' ' ' < /proc/1/cmdline)\"; ";
+
 #[test]
 fn ptrace_and_memory_of_outside_processes_are_refused() {
     let sb = Sandbox::new();
     sb.install_probe();
-    let target = sleeper();
+    let mut target = sleeper();
     let pid = target.pid().to_string();
     // Control: as root outside, the same probe attaches to and reads the sleeper.
     let control = support::probe_outside(&["ptrace", &pid]);
@@ -48,50 +79,118 @@ fn ptrace_and_memory_of_outside_processes_are_refused() {
     let control = support::probe_outside(&["memread", &pid]);
     assert!(control.stdout.starts_with("OK"), "control /proc/pid/mem\n{control}");
 
-    let out = sb.sh(&probes(&[
-        ("ptrace-outside", &format!("ptrace {pid}")),
-        ("ptrace-supervisor", "ptrace $PPID"),
-        ("vmread-supervisor", "vmread $PPID"),
-        ("vmread-outside", &format!("vmread {pid}")),
-        ("mem-supervisor", "memread $PPID"),
-        ("mem-outside", &format!("memread {pid}")),
-        ("mem-init", "memread 1"),
-        ("selfmem", "selfmem"),
-        ("self-vmread", "vmread $$"),
-    ]));
-    probe_says(&out, "ptrace-outside", "ERR EPERM");
-    probe_says(&out, "ptrace-supervisor", "ERR EPERM");
-    probe_says(&out, "vmread-supervisor", "ERR EPERM");
-    probe_says(&out, "vmread-outside", "ERR EPERM");
-    probe_says(&out, "mem-supervisor", "ERR EACCES");
-    probe_says(&out, "mem-outside", "ERR EACCES");
-    probe_says(&out, "mem-init", "ERR EACCES");
+    let (out, sup) = sb.sh_knowing_supervisor(
+        &[],
+        &format!(
+            "{}{SHOW_INIT}[ -e /proc/{pid} ] && echo OUTSIDE-VISIBLE; \
+             [ -e /proc/$SUP ] && echo SUPERVISOR-VISIBLE; true",
+            probes(&[
+                ("ptrace-outside", &format!("ptrace {pid}")),
+                ("ptrace-supervisor", "ptrace $SUP"),
+                ("vmread-supervisor", "vmread $SUP"),
+                ("vmread-outside", &format!("vmread {pid}")),
+                ("mem-supervisor", "memread $SUP"),
+                ("mem-outside", &format!("memread {pid}")),
+                ("selfmem", "selfmem"),
+                ("self-vmread", "vmread $$"),
+            ])
+        ),
+    );
+    out.expect_code(0);
+    for tag in ["ptrace-outside", "ptrace-supervisor", "vmread-supervisor", "vmread-outside"] {
+        probe_fails(&out, tag, UNREACHABLE);
+    }
+    // The call's procfs has no entry for a host process at all.
+    probe_says(&out, "mem-supervisor", "ERR ENOENT");
+    probe_says(&out, "mem-outside", "ERR ENOENT");
+    for l in ["OUTSIDE-VISIBLE", "SUPERVISOR-VISIBLE"] {
+        assert!(!out.has_line(l), "a host process is visible (supervisor {sup})\n{out}");
+    }
+    // And PID 1 is the call's own init, not the host's.
+    init_is_the_calls_own(&out);
+    // The targets are unharmed: running, and nobody attached.
+    assert!(target.running(), "the outside process died\n{out}");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    assert!(status.contains("TracerPid:\t0\n"), "the outside process is traced\n{status}");
     // The neighbour: a process reads its own memory through /proc.
     probe_says(&out, "selfmem", "OK selfmem own-memory-ok");
 }
 
 #[test]
-fn environ_of_the_supervisor_and_init_is_unreadable_and_host_secrets_are_scrubbed() {
+fn environ_of_the_supervisor_and_outside_processes_is_unreachable_and_host_secrets_are_scrubbed() {
     let sb = Sandbox::new();
-    let mut c = sb.run_cmd(
-        &["--env", "HW_PASSED"],
-        &[
-            "sh",
-            "-c",
-            "cat /proc/$PPID/environ; cat /proc/1/environ; env; tr '\\0' '\\n' < /proc/self/environ",
-        ],
+    let outside = Bg::spawn(Command::new("sleep").arg("120").env("HW_OUTSIDE_ENV", "HW-OUTSIDE-ENV-SECRET"));
+    let opid = outside.pid();
+    let script = format!(
+        "{}cat /proc/$SUP/environ; cat /proc/{opid}/environ; {SHOW_INIT}env; \
+         tr '\\0' '\\n' < /proc/self/environ",
+        support::AWAIT_SUP
     );
+    let mut c = sb.run_cmd(&["--env", "HW_PASSED"], &["sh", "-c", &script]);
     c.env("GITHUB_TOKEN", "ghp_HWHOSTSECRET0123456789")
         .env("AWS_SECRET_ACCESS_KEY", "HWAWSHOSTSECRET")
         .env("HW_PASSED", "HW-PASSED-VALUE");
-    let out = support::output(&mut c);
+    let (out, sup) = sb.run_knowing_supervisor(&mut c);
     out.expect_code(0);
+    // Control: on the host, the planted secret is in the outside process's environment.
+    let environ =
+        String::from_utf8_lossy(&std::fs::read(format!("/proc/{opid}/environ")).unwrap()).into_owned();
+    assert!(environ.contains("HW-OUTSIDE-ENV-SECRET"), "control: {environ}");
+    assert!(!out.all().contains("HW-OUTSIDE-ENV-SECRET"), "{out}");
     assert!(!out.all().contains("HWHOSTSECRET") && !out.all().contains("HWAWSHOSTSECRET"), "{out}");
     assert!(!out.stdout.contains("GITHUB_TOKEN") && !out.stdout.contains("AWS_SECRET"), "{out}");
-    assert!(out.stderr.contains("environ: Permission denied"), "{out}");
+    for p in [sup, opid as i32] {
+        assert!(out.stderr.contains(&format!("/proc/{p}/environ: No such file or directory")), "{out}");
+    }
+    init_is_the_calls_own(&out);
     // The neighbours: the child's own environment, and a variable passed by name.
     assert_eq!(out.stdout.matches("HW_PASSED=HW-PASSED-VALUE").count(), 2, "{out}");
     assert!(out.stdout.contains(&format!("HOME={}", sb.home.display())), "{out}");
+}
+
+#[test]
+#[ignore = "BUG: the PID namespace's init is a fork of hullward that keeps hullward's memory and \
+            its unscrubbed environment, drops every capability and stays dumpable, so the program \
+            (same uid) reads it: /proc/1/environ (= /proc/$PPID/environ) shows GITHUB_TOKEN and \
+            every other host variable the scrub removed, and /proc/1/mem opens and reads \
+            hullward's memory (env, argv, heap); /proc/1/fd shows the host path of the call's \
+            cgroup (which the cgroup namespace hides elsewhere), and without Landlock that \
+            cgroup's `tasks` file opens for writing through /proc/1/fd/N. Fix idea: \
+            PR_SET_DUMPABLE 0 in init right after the fork (the program's execve makes it \
+            dumpable again; with it this test passes), or exec a minimal init with an empty \
+            environment"]
+fn the_calls_init_exposes_neither_hullwards_environment_nor_its_memory() {
+    let sb = Sandbox::new();
+    // Searches the init's readable memory for the secret (spelt in two halves, so that the
+    // script's own text, which is in the init's memory too, does not match).
+    let scan = r#"python3 -c '
+import sys
+needle = b"HWHOST" + b"SECRET"
+try:
+    mem = open("/proc/1/mem", "rb")
+except OSError as e:
+    print("MEM=denied", e.errno); sys.exit()
+hits = 0
+for line in open("/proc/1/maps"):
+    span, perms = line.split()[:2]
+    lo, hi = (int(x, 16) for x in span.split("-"))
+    if "r" in perms:
+        try:
+            mem.seek(lo); hits += mem.read(hi - lo).count(needle)
+        except OSError:
+            pass
+print("MEM=hits", hits)
+'"#;
+    let script = format!("cat /proc/1/environ; cat /proc/$PPID/environ; echo; ls -l /proc/1/fd/; {scan}");
+    let mut c = sb.run_cmd(&[], &["sh", "-c", &script]);
+    c.env("GITHUB_TOKEN", "ghp_HWHOSTSECRET0123456789");
+    let out = support::output(&mut c);
+    out.expect_code(0);
+    assert!(!out.all().contains("HWHOSTSECRET"), "the init's environment leaks host secrets\n{out}");
+    assert!(!out.stdout.contains("/hullward/call-"), "the init shows the host's cgroup paths\n{out}");
+    // Unreadable, or holding nothing of hullward's (an init exec'd with an empty environment).
+    let mem = out.value("MEM").unwrap_or_else(|| panic!("{out}"));
+    assert!(mem.starts_with("denied") || mem == "hits 0", "the init's memory holds host secrets\n{out}");
 }
 
 #[test]
@@ -100,45 +199,126 @@ fn signals_to_outside_processes_fail_while_own_children_can_be_killed() {
     sb.install_probe();
     let mut target = sleeper();
     let pid = target.pid();
-    let out = sb.sh(&format!(
-        "kill -TERM {pid}; echo shell-kill=$?; kill -KILL {pid}; \
-         {} sleep 30 & own=$!; kill $own && wait $own; echo OWN-KILLED=$?",
-        probes(&[
-            ("kill-outside", &format!("kill {pid} 9")),
-            ("pidfd-outside", &format!("pidfd-kill {pid}")),
-            ("kill-supervisor", "kill $PPID 15"),
-            ("kill-init", "kill 1 0"),
-        ])
-    ));
+    let (out, _sup) = sb.sh_knowing_supervisor(
+        &[],
+        &format!(
+            "kill -TERM {pid}; echo shell-kill=$?; kill -KILL {pid}; \
+             kill -TERM $SUP; echo shell-kill-sup=$?; \
+             {} sleep 30 & own=$!; kill $own && wait $own; echo OWN-KILLED=$?; echo INIT-SURVIVED",
+            probes(&[
+                ("kill-outside", &format!("kill {pid} 9")),
+                ("pidfd-outside", &format!("pidfd-kill {pid}")),
+                ("kill-supervisor", "kill $SUP 15"),
+                ("pidfd-supervisor", "pidfd-kill $SUP"),
+                ("kill-init", "kill 1 9"),
+                ("term-init", "kill 1 15"),
+            ])
+        ),
+    );
     assert!(target.running(), "the outside process was killed\n{out}");
-    assert!(out.stdout.contains("shell-kill=1"), "{out}");
-    probe_says(&out, "kill-outside", "ERR EPERM");
-    probe_says(&out, "pidfd-outside", "ERR EPERM");
-    probe_says(&out, "kill-supervisor", "ERR EPERM");
-    probe_says(&out, "kill-init", "ERR EPERM");
+    assert!(out.stdout.contains("shell-kill=1") && out.stdout.contains("shell-kill-sup=1"), "{out}");
+    for tag in ["kill-outside", "pidfd-outside", "kill-supervisor", "pidfd-supervisor"] {
+        probe_fails(&out, tag, UNREACHABLE);
+    }
+    // The call's own init ignores signals from inside its namespace (the kernel drops them, kill
+    // may still return 0): the call goes on and ends normally, and so does the supervisor.
+    for tag in ["kill-init", "term-init"] {
+        probe_fails(&out, tag, &["OK", "ERR EPERM"]);
+    }
+    assert!(out.stdout.contains("INIT-SURVIVED"), "{out}");
+    out.expect_code(0);
     // The neighbour: the child signals its own descendant (143 = killed by SIGTERM).
     assert!(out.stdout.contains("OWN-KILLED=143"), "{out}");
 }
 
+/// Blocks SIGWINCH (default: ignored, so a stray one harms nobody), says so in the file named
+/// by its argument, and sleeps: a SIGWINCH sent to it stays visible in its `ShdPnd`.
+const WINCH_BLOCKED: &str = "import signal, sys, time
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGWINCH])
+open(sys.argv[1], \"w\").write(\"ready\\n\")
+time.sleep(120)";
+
+/// Whether the SIGWINCH bit is set in the `ShdPnd:` line within `status`.
+fn winch_pending(status: &str) -> bool {
+    let hex = status.lines().find_map(|l| l.strip_prefix("ShdPnd:")).unwrap_or_else(|| panic!("{status}"));
+    u64::from_str_radix(hex.trim(), 16).unwrap() & (1 << (libc::SIGWINCH - 1)) != 0
+}
+
 #[test]
-#[ignore = "BUG: no PID namespace and /proc is the host's: every host process's command line \
-            (and status, mountinfo, and /proc/1/net/{tcp,unix,dev}: the host's connections and \
-            interfaces) is readable inside, e.g. `mysql -pPASSWORD` or a token on a command line"]
+fn kill_minus_one_reaches_only_the_calls_own_processes() {
+    let sb = Sandbox::new();
+    let ready = sb.base.join("host-ready");
+    let mut host = Bg::spawn(Command::new("python3").arg("-c").arg(WINCH_BLOCKED).arg(&ready));
+    support::wait_file(&ready, Duration::from_secs(5));
+    let host_pid = host.pid();
+    let host_status = || std::fs::read_to_string(format!("/proc/{host_pid}/status")).unwrap();
+    let script = format!(
+        "python3 -c '{WINCH_BLOCKED}' own-ready & own=$!; until [ -s own-ready ]; do sleep 0.01; done; \
+         kill -WINCH -1; echo kill=$?; grep ShdPnd /proc/$own/status; kill $own"
+    );
+    // Strict, and without Landlock (whose signal scoping is then gone too).
+    for degraded in [false, true] {
+        let _ = std::fs::remove_file(sb.root.join("own-ready"));
+        let flags: &[&str] = if degraded { &["--no-strict"] } else { &[] };
+        let mut c = sb.run_cmd(flags, &["sh", "-c", &script]);
+        if degraded {
+            c.env("HULLWARD_LANDLOCK_ABI", "0");
+        }
+        let out = support::output(&mut c);
+        out.expect_code(0);
+        assert!(!winch_pending(&host_status()), "kill(-1) inside reached a host process\n{out}");
+        // The neighbour: it reaches the call's own process.
+        assert!(out.has_line("kill=0") && winch_pending(&out.stdout), "{out}");
+    }
+    assert!(host.running(), "the host process died");
+    // Control: a SIGWINCH that does reach the host process shows.
+    // SAFETY: kill(2) of our own child.
+    unsafe { libc::kill(host_pid as i32, libc::SIGWINCH) };
+    assert!(winch_pending(&host_status()), "control: SIGWINCH does not show as pending");
+}
+
+#[test]
 fn host_process_command_lines_are_not_visible() {
     let sb = Sandbox::new();
-    let tok = support::token("argv");
-    let _other = Bg::spawn(Command::new("python3").arg("-c").arg("import time; time.sleep(120)").arg(&tok));
-    std::thread::sleep(Duration::from_millis(200));
-    let out = sb.sh(r#"for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f 2>/dev/null; echo; done
-           echo "OWN=$(tr '\0' ' ' < /proc/$$/cmdline | cut -c1-5)"
-           echo "HOST_IFACES=$(tail -n +3 /proc/1/net/dev | wc -l)"
-           echo "OWN_IFACES=$(tail -n +3 /proc/self/net/dev | wc -l)""#);
-    let leaked: Vec<&str> = out.stdout.lines().filter(|l| l.contains(&tok)).take(3).collect();
-    assert!(leaked.is_empty(), "a host process's argv is visible inside: {leaked:?}");
-    assert_eq!(out.value("HOST_IFACES"), out.value("OWN_IFACES"), "the host's netns shows in /proc/1/net");
-    // The neighbours: the child's own command line and network namespace.
+    let secret = format!("HUNTER2-{}", support::mark());
+    let _other =
+        Bg::spawn(Command::new("bash").arg("-c").arg(format!("exec -a 'mysql -p{secret}' sleep 300")));
+    // Control: on the host, anyone reads that command line.
+    let host = support::wait_processes(&secret, 1, Duration::from_secs(5));
+    let own = support::mark();
+    let mut c = sb.marked(
+        &[],
+        &[
+            "sh",
+            "-c",
+            &format!(
+                "sleep 299.$HW_MARK & until grep -qa \"$HW_MARK\" /proc/$!/cmdline; do sleep 0.01; done; \
+                 for f in /proc/[0-9]*/cmdline /proc/[0-9]*/task/*/cmdline /proc/[0-9]*/status \
+                 /proc/[0-9]*/environ /proc/[0-9]*/stat; do tr '\\0' ' ' < $f 2>/dev/null; echo; done; \
+                 [ -e /proc/{h} ] && echo HOST-PID-VISIBLE; \
+                 echo \"OWN=$(tr '\\0' ' ' < /proc/$$/cmdline | cut -c1-5)\"; \
+                 ifaces() {{ tail -n +3 $1 | cut -d: -f1 | tr -d ' ' | tr '\\n' ' '; }}; \
+                 echo \"INIT_IFACES=$(ifaces /proc/1/net/dev)\"; \
+                 echo \"OWN_IFACES=$(ifaces /proc/self/net/dev)\"; \
+                 kill $!",
+                h = host[0]
+            ),
+        ],
+        &own,
+    );
+    let out = support::output(&mut c);
+    out.expect_code(0);
+    assert!(
+        !out.all().contains(&secret) && !out.all().contains("mysql"),
+        "a host command line is visible\n{out}"
+    );
+    assert!(!out.has_line("HOST-PID-VISIBLE"), "{out}");
+    // /proc/1 is the call's init, in the call's network namespace: loopback only.
+    assert_eq!(out.value("INIT_IFACES").as_deref(), Some("lo "), "{out}");
+    // The neighbours: the child's own processes and network namespace.
+    assert!(out.stdout.contains(&format!("sleep 299.{own}")), "{out}");
     assert_eq!(out.value("OWN").as_deref(), Some("sh -c"), "{out}");
-    assert_eq!(out.value("OWN_IFACES").as_deref(), Some("1"), "{out}");
+    assert_eq!(out.value("OWN_IFACES").as_deref(), Some("lo "), "{out}");
 }
 
 #[test]
@@ -395,52 +575,56 @@ fn the_process_limit_holds_for_root() {
     assert!(normal.stdout.contains("FORKED 40"), "{normal}");
 }
 
-const DAEMONS: &str = r#"
-setsid sleep 300 & echo SETSID=$!
-(trap '' TERM HUP INT; exec sleep 301) & echo IGNORER=$!
+/// Three detached descendants, each a `sleep` marked with `$HW_MARK` (see [`Sandbox::marked`]):
+/// one in its own session, one ignoring TERM/HUP/INT, and a double-forked daemon in its own
+/// session ignoring them too. Then `end`.
+fn daemons(end: &str) -> String {
+    format!(
+        r#"
+setsid sleep 300.${{HW_MARK}}1 &
+(trap '' TERM HUP INT; exec sleep 301.${{HW_MARK}}2) &
 python3 -c '
-import os, signal, time
+import os, signal
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(s, signal.SIG_IGN)
-        print("DAEMON=%d" % os.getpid(), flush=True)
-        time.sleep(300)
+        os.execvp("sleep", ["sleep", "302." + os.environ["HW_MARK"] + "3"])
     os._exit(0)
 os.wait()
 '
-sleep 0.3
-exit 0
-"#;
-
-fn pids_in(out: &support::Out, keys: &[&str]) -> Vec<i32> {
-    keys.iter()
-        .map(|k| out.value(k).and_then(|v| v.trim().parse().ok()).unwrap_or_else(|| panic!("{k}\n{out}")))
-        .collect()
+{end}
+"#
+    )
 }
 
 #[test]
 fn detached_descendants_are_dead_when_run_returns() {
     let sb = Sandbox::new();
-    let out = sb.sh(DAEMONS);
+    let mark = support::mark();
+    let script = daemons(&format!("{}\nexit 0", support::AWAIT_SEEN));
+    let (out, seen) = sb.run_watched(&mut sb.marked(&[], &["sh", "-c", &script], &mark), &mark, 3);
     out.expect_code(0);
+    assert_eq!(seen.len(), 3, "the three descendants were not all seen on the host: {seen:?}\n{out}");
     assert!(out.elapsed < Duration::from_secs(6), "run waited for the daemons\n{out}");
-    for pid in pids_in(&out, &["SETSID", "IGNORER", "DAEMON"]) {
-        assert!(!alive(pid), "pid {pid} survived the call\n{out}");
-    }
+    let left = support::processes_matching(&mark);
+    assert!(left.is_empty(), "{left:?} survived the call (seen {seen:?})\n{out}");
 }
 
 #[test]
 fn the_timeout_returns_124_and_kills_the_whole_tree() {
     let sb = Sandbox::new();
-    let out = sb.run(&["--timeout", "2s"], &["sh", "-c", &DAEMONS.replace("exit 0", "exec sleep 300")]);
+    let mark = support::mark();
+    let script = daemons("exec sleep 303.${HW_MARK}4");
+    let (out, seen) =
+        sb.run_watched(&mut sb.marked(&["--timeout", "2s"], &["sh", "-c", &script], &mark), &mark, 4);
     out.expect_code(124);
     assert!(out.elapsed < Duration::from_secs(7), "{out}");
     assert!(out.stderr.contains("timed out after 2s"), "{out}");
-    for pid in pids_in(&out, &["SETSID", "IGNORER", "DAEMON"]) {
-        assert!(!alive(pid), "pid {pid} survived the timeout\n{out}");
-    }
+    assert_eq!(seen.len(), 4, "the program and its descendants were not all seen: {seen:?}\n{out}");
+    let left = support::processes_matching(&mark);
+    assert!(left.is_empty(), "{left:?} survived the timeout (seen {seen:?})\n{out}");
 }
 
 #[test]
@@ -448,10 +632,10 @@ fn an_output_flood_is_cut_at_the_budget_and_the_tree_killed() {
     let sb = Sandbox::new();
     let cfg = sb.config("Sandbox:\n  Limits:\n    OutputBytes: 65536\n");
     let cfg = cfg.display().to_string();
-    let out = sb.run(
-        &["--config", &cfg],
-        &["sh", "-c", "sleep 300 & echo BG=$!; (yes HW-FLOOD >&2 &); yes HW-FLOOD"],
-    );
+    let mark = support::mark();
+    let script = format!("sleep 300.$HW_MARK & {}; (yes HW-FLOOD >&2 &); yes HW-FLOOD", support::AWAIT_SEEN);
+    let (out, seen) =
+        sb.run_watched(&mut sb.marked(&["--config", &cfg], &["sh", "-c", &script], &mark), &mark, 1);
     assert_eq!(out.code, 137, "{out}");
     // The child's bytes on stderr end where hullward's own message starts.
     let msg =
@@ -460,94 +644,138 @@ fn an_output_flood_is_cut_at_the_budget_and_the_tree_killed() {
     assert!(flood <= 65536, "{flood} bytes passed the 65536-byte budget");
     assert!(flood > 60000, "only {flood} bytes passed");
     assert!(out.elapsed < Duration::from_secs(6));
-    let bg = pids_in(&out, &["BG"])[0];
-    assert!(!alive(bg), "the tree survived the output limit");
-    assert!(support::processes_matching("HW-FLOOD").is_empty(), "a flooder survived");
+    assert_eq!(seen.len(), 1, "the background process was not seen on the host");
+    assert!(support::processes_matching(&mark).is_empty(), "the tree survived the output limit");
+    let flooders = support::processes_matching("HW-FLOOD");
+    assert!(
+        flooders.is_empty(),
+        "a flooder survived: {:?}",
+        flooders.iter().map(|&p| (p, support::cmdline(p))).collect::<Vec<_>>()
+    );
     // The neighbour: output just below the budget passes byte for byte.
     let ok = sb.run(&["--config", &cfg], &["python3", "-c", "import sys; sys.stdout.write('y' * 60000)"]);
     ok.expect_code(0);
     assert_eq!(ok.raw_stdout, vec![b'y'; 60000]);
 }
 
-/// Starts call B (strict, its own workspace, a credential in its environment) in the background
-/// and returns it with the pid of its sandboxed program.
-fn call_b(b: &Sandbox) -> (Bg, i32) {
-    b.write("private.txt", "HW-CALL-B-FILE\n");
-    let mut c = b.run_cmd(
-        &["--env", "HW_B_TOKEN", "--timeout", "20s"],
-        &["sh", "-c", "echo $$ > pid.tmp && mv pid.tmp pid.txt; exec sleep 15"],
-    );
-    c.env("HW_B_TOKEN", "HW-CALL-B-CREDENTIAL").stdout(Stdio::null()).stderr(Stdio::null());
-    let bg = Bg::spawn(&mut c);
-    let pid = support::wait_file(&b.root.join("pid.txt"), Duration::from_secs(5)).trim().parse().unwrap();
-    (bg, pid)
+/// Call B, running in the background: strict, its own workspace, a credential in its
+/// environment, and a marked `sleep`; it ends normally once `go` appears in its workspace.
+struct CallB {
+    call: Bg,
+    mark: String,
+    /// Host pids: the marked `sleep`, B's program (its shell), B's init, B's hullward.
+    sleep: i32,
+    program: i32,
+    init: i32,
 }
 
-fn attack_b(b: &Sandbox, pid: i32) -> String {
-    let r = b.root.display();
-    format!(
-        "tr '\\0' '\\n' < /proc/{pid}/environ; cat /proc/{pid}/root{r}/private.txt; \
-         echo planted > /proc/{pid}/root{r}/planted.txt; ls /proc/{pid}/fd && echo LISTED-FD; \
-         kill -9 {pid}; echo kill=$?; echo STATUS=$(grep -c State /proc/{pid}/status)"
-    )
+impl CallB {
+    fn start(b: &Sandbox) -> CallB {
+        b.write("private.txt", "HW-CALL-B-FILE\n");
+        let mark = support::mark();
+        let mut c = b.marked(
+            &["--env", "HW_B_TOKEN", "--timeout", "20s"],
+            &["sh", "-c", "sleep 300.$HW_MARK & until [ -e go ]; do sleep 0.01; done; kill $!; echo B-DONE"],
+            &mark,
+        );
+        c.env("HW_B_TOKEN", "HW-CALL-B-CREDENTIAL").stdout(Stdio::null()).stderr(Stdio::null());
+        let call = Bg::spawn(&mut c);
+        let sleep = support::wait_processes(&mark, 1, Duration::from_secs(5))[0];
+        let program = support::ppid(sleep).expect("B's program");
+        let init = support::ppid(program).expect("B's init");
+        assert_eq!(support::ppid(init), Some(call.pid() as i32), "B's process tree is not as expected");
+        CallB { call, mark, sleep, program, init }
+    }
+
+    fn pids(&self) -> [i32; 4] {
+        [self.sleep, self.program, self.init, self.call.pid() as i32]
+    }
+
+    /// Call A's script: every way at B's processes (by their host pids), at its workspace, and a
+    /// listing of every command line A can see.
+    fn attack(&self, b: &Sandbox) -> String {
+        let r = b.root.display();
+        let pids = self.pids().map(|p| p.to_string()).join(" ");
+        format!(
+            "for p in {pids}; do tr '\\0' '\\n' < /proc/$p/environ; cat /proc/$p/root{r}/private.txt; \
+             echo planted > /proc/$p/root{r}/planted.txt; ls /proc/$p/fd && echo LISTED-FD; \
+             [ -e /proc/$p ] && echo VISIBLE-$p; kill -9 $p; echo kill-$p=$?; done; \
+             cat {r}/private.txt; echo planted > {r}/planted.txt; \
+             for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done; \
+             echo STATUS=$(grep -c State /proc/self/status)"
+        )
+    }
+
+    /// Asserts that call A's attack `out` reached nothing of B, then lets B end normally.
+    #[track_caller]
+    fn assert_unreached(mut self, b: &Sandbox, out: &support::Out) {
+        for p in self.pids() {
+            assert!(support::alive(p), "call A killed B's process {p}\n{out}");
+        }
+        assert!(self.call.running(), "call A killed call B\n{out}");
+        assert!(!out.all().contains("HW-CALL-B"), "call A read call B\n{out}");
+        assert!(!out.all().contains(&self.mark), "call A sees call B's processes\n{out}");
+        assert!(!out.has_line("LISTED-FD"), "call A listed B's descriptors\n{out}");
+        for p in self.pids() {
+            assert!(!out.has_line(&format!("VISIBLE-{p}")), "call A sees B's process {p}\n{out}");
+            assert!(out.has_line(&format!("kill-{p}=1")), "{out}");
+        }
+        assert!(!b.exists("planted.txt"), "call A wrote into call B's workspace\n{out}");
+        // The neighbours: A's own processes and their public information.
+        assert!(out.stdout.lines().any(|l| l.starts_with("sh -c ")), "{out}");
+        assert_eq!(out.value("STATUS").as_deref(), Some("1"), "{out}");
+        out.expect_code(0);
+        // B ends normally, and all of it.
+        std::fs::write(b.root.join("go"), "").unwrap();
+        assert_eq!(self.call.wait_exit(Duration::from_secs(10)), Some(0), "B did not end normally");
+        assert!(support::processes_matching(&self.mark).is_empty(), "B's sleep survived B");
+    }
 }
 
 #[test]
 fn concurrent_calls_cannot_reach_each_other() {
     let (a, b) = (Sandbox::new(), Sandbox::new());
-    let (mut call, pid) = call_b(&b);
-    let out = a.sh(&attack_b(&b, pid));
-    assert!(!out.all().contains("HW-CALL-B"), "call A read call B\n{out}");
-    assert!(!b.exists("planted.txt"), "call A wrote into call B's workspace\n{out}");
-    assert!(alive(pid) && call.running(), "call A killed call B\n{out}");
-    // The neighbour: public process information stays readable.
-    assert_eq!(out.value("STATUS").as_deref(), Some("1"), "{out}");
-    assert_eq!(call.terminate(Duration::from_secs(5)), Some(128 + libc::SIGTERM), "B did not end cleanly");
-    assert!(!alive(pid), "B's program survived B's SIGTERM");
+    let call = CallB::start(&b);
+    let out = a.sh(&call.attack(&b));
+    call.assert_unreached(&b, &out);
 }
 
 #[test]
-#[ignore = "BUG: no PID namespace: a --no-strict call without Landlock (HULLWARD_LANDLOCK_ABI=0, \
-            or a kernel without Landlock) reads a concurrent strict call's environment \
-            (credentials) and workspace through /proc/<pid>/environ and /proc/<pid>/root, writes \
-            into it, and kills it (same uid, both capability-less: commoncap allows it)"]
 fn a_degraded_call_cannot_reach_a_concurrent_strict_call() {
     let (a, b) = (Sandbox::new(), Sandbox::new());
-    let (mut call, pid) = call_b(&b);
-    let mut c = a.run_cmd(&["--no-strict"], &["sh", "-c", &attack_b(&b, pid)]);
+    let call = CallB::start(&b);
+    let mut c = a.run_cmd(&["--no-strict"], &["sh", "-c", &call.attack(&b)]);
     c.env("HULLWARD_LANDLOCK_ABI", "0");
     let out = support::output(&mut c);
-    let b_alive = alive(pid);
-    let _ = call.terminate(Duration::from_secs(5));
-    assert!(!out.all().contains("HW-CALL-B"), "call A read call B\n{out}");
-    assert!(!b.exists("planted.txt"), "call A wrote into call B's workspace\n{out}");
-    assert!(b_alive, "call A killed call B\n{out}");
+    assert!(out.stderr.contains("--no-strict: running without Landlock"), "not degraded\n{out}");
+    call.assert_unreached(&b, &out);
 }
 
 #[test]
-#[ignore = "BUG: when hullward itself is SIGKILLed (OOM killer, kill -9 of the agent runtime) \
-            the sandboxed program keeps running past its timeout, and its cgroup directories \
-            stay behind: no PR_SET_PDEATHSIG, no cleanup of orphaned call cgroups"]
 fn killing_hullward_kills_the_call() {
     let sb = Sandbox::new();
-    let mut c = sb.run_cmd(
-        &["--timeout", "20s"],
-        &["sh", "-c", "echo $$ > pid.tmp && mv pid.tmp pid.txt; exec sleep 15"],
-    );
+    let mark = support::mark();
+    let mut c = sb.marked(&["--timeout", "20s"], &["sh", "-c", "exec sleep 15.$HW_MARK"], &mark);
     c.stdout(Stdio::null()).stderr(Stdio::null());
     let mut call = Bg::spawn(&mut c);
-    let pid: i32 =
-        support::wait_file(&sb.root.join("pid.txt"), Duration::from_secs(5)).trim().parse().unwrap();
+    let pid = support::wait_processes(&mark, 1, Duration::from_secs(5))[0];
+    let init = support::ppid(pid).expect("the call's init");
+    assert_eq!(support::ppid(init), Some(call.pid() as i32), "the call's process tree is not as expected");
+    // Read from the host's cgroup namespace: the host paths of the call's cgroups.
     let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
     let _ = call.child.kill();
     let _ = call.child.wait();
-    let dead = support::wait_dead(pid, Duration::from_secs(2));
+    let dead =
+        support::wait_dead(pid, Duration::from_secs(2)) && support::wait_dead(init, Duration::from_secs(1));
     if !dead {
-        // SAFETY: kill(2) of the orphan this test created.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        support::wait_dead(pid, Duration::from_secs(2));
+        for p in [pid, init] {
+            // SAFETY: kill(2) of the orphans this test created.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+            support::wait_dead(p, Duration::from_secs(2));
+        }
     }
-    // Remove the call's cgroups the dead hullward left behind.
+    // The dead hullward could not remove the call's cgroups; until a later call sweeps them, this
+    // test does (their removal is not asserted).
     let name = cgroups.lines().find_map(|l| l.split("/hullward/").nth(1)).map(str::to_string);
     let mut leftovers = Vec::new();
     if let (Some(name), Ok(dirs)) = (name, std::fs::read_dir("/sys/fs/cgroup")) {
@@ -560,7 +788,11 @@ fn killing_hullward_kills_the_call() {
             }
         }
     }
+    if !leftovers.is_empty() {
+        eprintln!("note: the SIGKILLed hullward left its call's cgroups behind: {leftovers:?}");
+    }
     assert!(dead, "the sandboxed program outlived a SIGKILLed hullward (and left {leftovers:?})");
+    assert!(support::processes_matching(&mark).is_empty(), "a marked process survived");
 }
 
 #[test]

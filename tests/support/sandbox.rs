@@ -21,6 +21,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+/// A script prefix that waits for `.hw-sup` and sets `$SUP` to the supervisor's host pid.
+pub const AWAIT_SUP: &str = "until [ -s .hw-sup ]; do sleep 0.01; done; SUP=$(cat .hw-sup); ";
+/// A script line that waits until the test has seen the marked processes on the host.
+pub const AWAIT_SEEN: &str = "until [ -e .hw-seen ]; do sleep 0.01; done";
+
 /// hullward's own timeout for a call (every case must finish well within it).
 pub const CALL_TIMEOUT: &str = "8s";
 /// The watchdog: longer than any call, so that hullward's own timeout fires first.
@@ -62,6 +67,12 @@ impl Out {
         self.stdout.lines().filter(|l| l.contains(needle)).collect()
     }
 
+    /// Whether stdout has `line` as a whole line (a script's own text, echoed by a listing of
+    /// command lines, never matches).
+    pub fn has_line(&self, line: &str) -> bool {
+        self.stdout.lines().any(|l| l == line)
+    }
+
     /// The value printed after `KEY=` on a line of its own.
     pub fn value(&self, key: &str) -> Option<String> {
         let prefix = format!("{key}=");
@@ -89,6 +100,11 @@ pub fn output(cmd: &mut Command) -> Out {
 
 /// Collects a spawned child's output (its stdout/stderr must be piped).
 pub fn finish(child: &mut Child, start: Instant) -> Out {
+    finish_watching(child, start, || {})
+}
+
+/// Like [`finish`], calling `tick` every few milliseconds while the child runs.
+pub fn finish_watching(child: &mut Child, start: Instant, mut tick: impl FnMut()) -> Out {
     let mut so = child.stdout.take().expect("piped stdout");
     let mut se = child.stderr.take().expect("piped stderr");
     let t_out = std::thread::spawn(move || {
@@ -110,6 +126,7 @@ pub fn finish(child: &mut Child, start: Instant) -> Out {
             let _ = child.wait();
             panic!("watchdog: the process did not finish within {WATCHDOG:?}");
         }
+        tick();
         std::thread::sleep(Duration::from_millis(5));
     };
     let raw_stdout = t_out.join().unwrap();
@@ -250,6 +267,58 @@ impl Sandbox {
         dst
     }
 
+    /// [`Sandbox::run_cmd`] with `HW_MARK=mark` passed into the child (`--env HW_MARK`): a
+    /// script names its processes `sleep 300.$HW_MARK…` so that the host finds them by command
+    /// line, while neither hullward's nor the script's own command line contains the marker.
+    pub fn marked(&self, flags: &[&str], argv: &[&str], mark: &str) -> Command {
+        let mut all = vec!["--env", "HW_MARK"];
+        all.extend_from_slice(flags);
+        let mut c = self.run_cmd(&all, argv);
+        c.env("HW_MARK", mark);
+        c
+    }
+
+    /// Runs `cmd` (a `hullward run`) while watching the host for processes whose command line
+    /// contains `mark`; once `n` of them are alive at the same time it creates `.hw-seen` in the
+    /// root (a script waits for it with [`AWAIT_SEEN`]). Returns the output and the host pids
+    /// seen: only those make a later "nothing survived" scan meaningful.
+    pub fn run_watched(&self, cmd: &mut Command, mark: &str, n: usize) -> (Out, Vec<i32>) {
+        let start = Instant::now();
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+        let mut seen: Vec<i32> = Vec::new();
+        let seen_file = self.root.join(".hw-seen");
+        let out = finish_watching(&mut child, start, || {
+            if seen.len() < n {
+                let now = processes_matching(mark);
+                if now.len() >= n {
+                    seen = now;
+                    std::fs::write(&seen_file, "seen\n").unwrap();
+                }
+            }
+        });
+        (out, seen)
+    }
+
+    /// Runs `cmd`, whose script starts with [`AWAIT_SUP`], and hands it the supervisor's host
+    /// pid (hullward's, which the child cannot learn: its `$PPID` is its own init) as `$SUP`.
+    /// Returns the output and that pid.
+    pub fn run_knowing_supervisor(&self, cmd: &mut Command) -> (Out, i32) {
+        let start = Instant::now();
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+        let sup = child.id() as i32;
+        let tmp = self.root.join(".hw-sup.tmp");
+        std::fs::write(&tmp, format!("{sup}\n")).unwrap();
+        std::fs::rename(&tmp, self.root.join(".hw-sup")).unwrap();
+        (finish(&mut child, start), sup)
+    }
+
+    /// `hullward run FLAGS -- sh -c SCRIPT` with the supervisor's host pid in `$SUP` (see
+    /// [`Sandbox::run_knowing_supervisor`]).
+    pub fn sh_knowing_supervisor(&self, flags: &[&str], script: &str) -> (Out, i32) {
+        let script = format!("{AWAIT_SUP}{}", self.expand(script));
+        self.run_knowing_supervisor(&mut self.run_cmd(flags, &["sh", "-c", &script]))
+    }
+
     /// Writes a config file (outside the root) and returns its path.
     pub fn config(&self, yaml: &str) -> PathBuf {
         let p = self.base.join("config.yaml");
@@ -333,6 +402,22 @@ impl Bg {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// Waits up to `timeout` for the process to end by itself; its exit code (128 + signal when
+    /// killed), or `None` when it is still running.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        use std::os::unix::process::ExitStatusExt;
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// SIGTERM (a hullward under test then kills its call's tree), then waits up to `timeout`;
     /// returns the exit code, or `None` when it had to be SIGKILLed.
     pub fn terminate(&mut self, timeout: Duration) -> Option<i32> {
@@ -395,6 +480,42 @@ pub fn processes_matching(needle: &str) -> Vec<i32> {
         }
     }
     out
+}
+
+/// Waits until at least `n` host processes' command lines contain `needle`; returns them.
+#[track_caller]
+pub fn wait_processes(needle: &str, n: usize, timeout: Duration) -> Vec<i32> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let found = processes_matching(needle);
+        if found.len() >= n {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "{n} processes matching {needle} did not appear: {found:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The host's parent pid of `pid`.
+pub fn ppid(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A host process's command line, arguments joined by spaces.
+pub fn cmdline(pid: i32) -> String {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    String::from_utf8_lossy(&raw).replace('\0', " ").trim_end().to_string()
+}
+
+/// A unique string of digits: a process marker that `sleep` accepts as the fraction of its
+/// duration (`sleep 300.<mark>`) and that nothing else on the host has in its command line.
+pub fn mark() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("{:07}{:03}{nanos:09}", std::process::id(), N.fetch_add(1, Ordering::Relaxed) % 1000)
 }
 
 /// Waits until a file exists and is non-empty (a background process signalling readiness).
