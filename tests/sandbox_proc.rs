@@ -149,16 +149,6 @@ fn environ_of_the_supervisor_and_outside_processes_is_unreachable_and_host_secre
 }
 
 #[test]
-#[ignore = "BUG: the PID namespace's init is a fork of hullward that keeps hullward's memory and \
-            its unscrubbed environment, drops every capability and stays dumpable, so the program \
-            (same uid) reads it: /proc/1/environ (= /proc/$PPID/environ) shows GITHUB_TOKEN and \
-            every other host variable the scrub removed, and /proc/1/mem opens and reads \
-            hullward's memory (env, argv, heap); /proc/1/fd shows the host path of the call's \
-            cgroup (which the cgroup namespace hides elsewhere), and without Landlock that \
-            cgroup's `tasks` file opens for writing through /proc/1/fd/N. Fix idea: \
-            PR_SET_DUMPABLE 0 in init right after the fork (the program's execve makes it \
-            dumpable again; with it this test passes), or exec a minimal init with an empty \
-            environment"]
 fn the_calls_init_exposes_neither_hullwards_environment_nor_its_memory() {
     let sb = Sandbox::new();
     // Searches the init's readable memory for the secret (spelt in two halves, so that the

@@ -309,6 +309,14 @@ pub fn run<S: Sys>(sys: &S, plan: &mut ChildPlan) -> ! {
     let err = match apply(sys, plan) {
         Ok(()) => {
             if plan.init {
+                // The init is a copy of hullward (its memory, its original environment): make it
+                // unreadable through /proc before the program exists. The program's own exec
+                // makes the program dumpable again.
+                if let Err(errno) = sys.prctl(libc::PR_SET_DUMPABLE, 0, 0) {
+                    let _ =
+                        sys.write(plan.error_fd, &StepError { stage: Stage::Init, index: 1, errno }.encode());
+                    sys.exit(125)
+                }
                 match sys.fork() {
                     Ok(0) => {}
                     Ok(program) => init(sys, plan, program),
