@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod filter;
 pub mod guard;
 pub mod policy;
 
