@@ -93,6 +93,7 @@ pub enum CheckCommand {
 
 /// Parses the command line, runs the command and returns the process exit code.
 pub fn main() -> ExitCode {
+    crate::filter::logging::init();
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),

@@ -13,12 +13,14 @@
 //! longest secret's length minus one.
 //!
 //! The other modules: [`names`] (which names hold secrets), [`extract`] (which values inside a file
-//! are secrets), [`protected`] (deny rules read at any depth) and [`githeader`] (git's header
-//! grammar).
+//! are secrets), [`protected`] (deny rules read at any depth), [`githeader`] (git's header grammar),
+//! [`logmask`] (the log patterns) and [`logging`] (hullward's own logs).
 
 pub mod diff;
 pub mod extract;
 pub mod githeader;
+pub mod logging;
+pub mod logmask;
 pub mod mask;
 pub mod names;
 pub mod protected;
