@@ -4,6 +4,7 @@
 //! [`policy`] loads one immutable `Policy`; [`guard`] decides requests before anything runs;
 //! [`cli`] wires the commands of the contract to them.
 
+pub mod audit;
 pub mod cli;
 pub mod error;
 pub mod filter;
