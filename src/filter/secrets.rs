@@ -241,8 +241,8 @@ impl FileSecrets {
         }
     }
 
-    /// Reads one protected file and keeps its candidate values; a file that cannot be read is
-    /// skipped (it is logged at debug level).
+    /// Reads one protected file and keeps its candidate values; a missing file is skipped, and one
+    /// that cannot be read is skipped and logged at debug level.
     fn read(&mut self, path: &Path) {
         match read_regular(path) {
             Ok(Some(content)) => {
@@ -251,6 +251,7 @@ impl FileSecrets {
                 self.files_read += 1;
             }
             Ok(None) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => tracing::debug!(path = %path.display(), "secret scan cannot read: {e}"),
         }
     }
