@@ -8,6 +8,7 @@
 mod args;
 mod check;
 mod explain;
+mod filter;
 mod validate;
 
 use std::ffi::OsString;
@@ -112,7 +113,7 @@ fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Explain { argv } => explain::run(common, &argv),
         Command::Run { .. } => Err(Error::NotImplemented("run")),
         Command::Sh { .. } => Err(Error::NotImplemented("sh")),
-        Command::Filter => Err(Error::NotImplemented("filter")),
+        Command::Filter => filter::run(common),
         Command::Doctor => Err(Error::NotImplemented("doctor")),
         Command::Serve { .. } => Err(Error::NotImplemented("serve")),
     }
