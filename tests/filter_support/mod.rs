@@ -42,10 +42,10 @@ pub fn policy(root: &Path, deny: &[&str], env: &BTreeMap<String, String>) -> Pol
     load(&req).unwrap()
 }
 
-/// Runs git in `repo` with no global or system configuration and a fixed identity and clock.
-pub fn git(repo: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("git")
-        .args(args)
+/// A git command in `repo` with no global or system configuration and a fixed identity and clock.
+pub fn git_command(repo: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.args(args)
         .current_dir(repo)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -56,9 +56,13 @@ pub fn git(repo: &Path, args: &[&str]) -> Vec<u8> {
         .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
         .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
         .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .unwrap();
+        .env_remove("GIT_WORK_TREE");
+    cmd
+}
+
+/// Runs git (see [`git_command`]) and returns its stdout; it must succeed.
+pub fn git(repo: &Path, args: &[&str]) -> Vec<u8> {
+    let out = git_command(repo, args).output().unwrap();
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
