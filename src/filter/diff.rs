@@ -19,14 +19,17 @@
 //! 2001`, `tag …`, a `--oneline` or bare sha line), which is shown: the next commit is never
 //! swallowed.
 //!
-//! **Speed and memory.** Only a line whose first byte could begin a header is looked at (`d`, an
-//! escape, a `--graph` column; while hiding also `c`, `F`, `t` and hex digits); every other line is
-//! passed or dropped with one `memchr` for its end. A candidate line that does not end within the
-//! current read is held — at most [`LINE_CAP`] bytes, and released as soon as its beginning rules a
-//! header out. A longer line is no header git writes: it is released (or, if it began like a file
-//! header, treated as a protected one), so a 1 GiB line streams in bounded memory.
+//! **Speed and memory.** While showing, only a file header matters, so the filter jumps from one
+//! `diff --` to the next (a SIMD substring search) and checks that only decoration precedes it on
+//! its line; everything in between is passed on as one slice. While hiding, each line whose first
+//! byte could begin a header (`d`, an escape, a `--graph` column, `c`, `F`, `t`, a hex digit) is
+//! read, and every other line is dropped with one `memchr` for its end. A header line that does not
+//! end within the current read is held — at most [`LINE_CAP`] bytes, and released as soon as its
+//! beginning rules a header out. A longer line is no header git writes: it is released (or, if it
+//! began like a file header, treated as a protected one), so a 1 GiB line streams in bounded memory.
 
-use memchr::memchr;
+use memchr::memmem::Finder;
+use memchr::{memchr, memrchr};
 
 use super::githeader::{self, combined_path, header_paths, strip_prefix_component, Line, Readings};
 use super::protected::ProtectedPaths;
@@ -56,6 +59,8 @@ enum Position {
 #[derive(Debug, Clone)]
 pub struct DiffFilter {
     protected: ProtectedPaths,
+    /// Finds `diff --`, the only text that matters while showing.
+    finder: Finder<'static>,
     hiding: bool,
     /// The decoration (graph columns) of the header that started the hidden body.
     hide_decoration: Vec<u8>,
@@ -68,6 +73,7 @@ impl DiffFilter {
     pub fn new(protected: ProtectedPaths) -> DiffFilter {
         DiffFilter {
             protected,
+            finder: Finder::new(b"diff --"),
             hiding: false,
             hide_decoration: Vec::new(),
             at: Position::LineStart,
@@ -87,53 +93,114 @@ impl DiffFilter {
         if self.at == Position::Holding {
             i = self.hold(chunk, emit);
         }
-        let mut run = i;
+        while i < chunk.len() && self.at != Position::Holding {
+            i = if self.hiding { self.scan_hidden(chunk, i, emit) } else { self.scan_shown(chunk, i, emit) };
+        }
+    }
+
+    /// Showing, from `start`: only a file header can change anything, so this jumps from one
+    /// `diff --` to the next and checks that only decoration precedes it on its line. Returns where
+    /// it stopped: after a file header (the state may have changed), or at the end of the chunk.
+    fn scan_shown(&mut self, chunk: &[u8], start: usize, emit: &mut impl FnMut(&[u8])) -> usize {
+        let starts_a_line = self.at == Position::LineStart;
+        let line_start = |at: usize| match memrchr(b'\n', &chunk[start..at]) {
+            Some(p) => Some(start + p + 1),
+            None => starts_a_line.then_some(start),
+        };
+        let mut from = start;
+        while let Some(offset) = self.finder.find(&chunk[from..]) {
+            let at = from + offset;
+            from = at + 1;
+            let Some(begin) = line_start(at) else { continue };
+            if githeader::decoration_len(&chunk[begin..at]) != Some(at - begin) {
+                continue;
+            }
+            match memchr(b'\n', &chunk[at..]) {
+                Some(n) if at + n + 1 - begin <= LINE_CAP => {
+                    let end = at + n + 1;
+                    let line = &chunk[begin..end];
+                    if let Action::FileHeader { decoration, hidden_name } = self.action(line) {
+                        emit(&chunk[start..end]);
+                        self.at = Position::LineStart;
+                        self.enter(hidden_name, decoration, line, emit);
+                        return end;
+                    }
+                    from = end;
+                }
+                _ => return self.start_holding(chunk, start, begin, emit),
+            }
+        }
+        // No header begins in the rest of the chunk; its unfinished last line may become one.
+        if let Some(tail) = line_start(chunk.len()).filter(|&t| t < chunk.len()) {
+            if githeader::could_be_header(&chunk[tail..], false) {
+                return self.start_holding(chunk, start, tail, emit);
+            }
+        }
+        emit(&chunk[start..]);
+        self.at = if chunk.ends_with(b"\n") { Position::LineStart } else { Position::MidLine };
+        chunk.len()
+    }
+
+    /// Shows `chunk[start..begin]` and holds the line that begins at `begin`.
+    fn start_holding(
+        &mut self,
+        chunk: &[u8],
+        start: usize,
+        begin: usize,
+        emit: &mut impl FnMut(&[u8]),
+    ) -> usize {
+        if begin > start {
+            emit(&chunk[start..begin]);
+        }
+        self.held.clear();
+        self.at = Position::Holding;
+        begin + self.hold(&chunk[begin..], emit)
+    }
+
+    /// Hiding, from `start`: every line is dropped, and each one whose first byte could begin a
+    /// header is read. Returns where it stopped: at a commit header, after a file header that ends
+    /// the hiding, or at the end of the chunk.
+    fn scan_hidden(&mut self, chunk: &[u8], start: usize, emit: &mut impl FnMut(&[u8])) -> usize {
+        let mut i = start;
         while i < chunk.len() {
-            match self.at {
-                Position::MidLine | Position::Holding => match memchr(b'\n', &chunk[i..]) {
+            if self.at != Position::LineStart {
+                match memchr(b'\n', &chunk[i..]) {
                     Some(n) => {
                         i += n + 1;
                         self.at = Position::LineStart;
-                    }
-                    None => i = chunk.len(),
-                },
-                Position::LineStart => {
-                    if !self.is_candidate(chunk[i]) {
-                        self.at = Position::MidLine;
                         continue;
                     }
-                    match memchr(b'\n', &chunk[i..]) {
-                        Some(n) if n < LINE_CAP => {
-                            let end = i + n + 1;
-                            let line = &chunk[i..end];
-                            match self.action(line) {
-                                Action::Keep => {}
-                                Action::Boundary => {
-                                    self.flush(&chunk[run..i], emit);
-                                    self.hiding = false;
-                                    run = i;
-                                }
-                                Action::FileHeader { decoration, hidden_name } => {
-                                    self.flush(&chunk[run..i], emit);
-                                    emit(line);
-                                    self.enter(hidden_name, decoration, line, emit);
-                                    run = end;
-                                }
-                            }
-                            i = end;
-                        }
-                        _ => {
-                            self.flush(&chunk[run..i], emit);
-                            self.held.clear();
-                            self.at = Position::Holding;
-                            i += self.hold(&chunk[i..], emit);
-                            run = i;
-                        }
-                    }
+                    None => return chunk.len(),
                 }
             }
+            if !HIDDEN_CANDIDATES[usize::from(chunk[i])] {
+                self.at = Position::MidLine;
+                continue;
+            }
+            match memchr(b'\n', &chunk[i..]) {
+                Some(n) if n < LINE_CAP => {
+                    let end = i + n + 1;
+                    let line = &chunk[i..end];
+                    match self.action(line) {
+                        Action::Keep => {}
+                        Action::Boundary => {
+                            self.hiding = false;
+                            return i;
+                        }
+                        Action::FileHeader { decoration, hidden_name } => {
+                            emit(line);
+                            self.enter(hidden_name, decoration, line, emit);
+                            if !self.hiding {
+                                return end;
+                            }
+                        }
+                    }
+                    i = end;
+                }
+                _ => return self.start_holding(chunk, i, i, emit),
+            }
         }
-        self.flush(&chunk[run..i], emit);
+        i
     }
 
     /// Ends the stream: a held line is judged as it is.
@@ -270,10 +337,6 @@ impl DiffFilter {
         decoration.is_empty() || (!self.hide_decoration.is_empty() && decoration.contains(&b'*'))
     }
 
-    fn is_candidate(&self, first: u8) -> bool {
-        CANDIDATES[usize::from(self.hiding)][usize::from(first)]
-    }
-
     fn flush(&self, bytes: &[u8], emit: &mut impl FnMut(&[u8])) {
         if !self.hiding && !bytes.is_empty() {
             emit(bytes);
@@ -281,18 +344,17 @@ impl DiffFilter {
     }
 }
 
-/// First bytes of a line worth reading: `[showing, hiding]`.
-static CANDIDATES: [[bool; 256]; 2] = candidates();
+/// First bytes of a line worth reading while hiding: a file header's or a commit header's.
+static HIDDEN_CANDIDATES: [bool; 256] = hidden_candidates();
 
-const fn candidates() -> [[bool; 256]; 2] {
-    let mut t = [[false; 256]; 2];
+const fn hidden_candidates() -> [bool; 256] {
+    let mut t = [false; 256];
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        let file_header = c == b'd' || githeader::is_decoration_start(c);
-        let commit_header = matches!(c, b'c' | b'F' | b't' | b'0'..=b'9' | b'a'..=b'f');
-        t[0][b] = file_header;
-        t[1][b] = file_header || commit_header;
+        t[b] = c == b'd'
+            || githeader::is_decoration_start(c)
+            || matches!(c, b'c' | b'F' | b't' | b'0'..=b'9' | b'a'..=b'f');
         b += 1;
     }
     t

@@ -110,7 +110,7 @@ fn hex_run(s: &[u8]) -> usize {
 
 /// Length of the decoration at the start of `line`: colour sequences, graph columns and spaces.
 /// `None` when `line` ends inside a colour sequence.
-fn decoration_len(line: &[u8]) -> Option<usize> {
+pub fn decoration_len(line: &[u8]) -> Option<usize> {
     let mut i = 0;
     while let Some(&b) = line.get(i) {
         if b == 0x1b {
