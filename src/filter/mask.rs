@@ -14,10 +14,11 @@
 //!
 //! **Streaming.** Bytes are decided left to right. A byte is decided once no occurrence that is
 //! still incomplete could cover it: with `M` the longest secret, that is every byte but the last
-//! `M - 1` received, which are held back (and re-searched with the next read) until more input or
-//! [`Masker::finish`] arrives. Memory is therefore the held-back tail plus one read, whatever the
-//! stream's length, and a secret split over any number of reads is still masked. Bytes that are not
-//! part of a secret pass through unchanged, UTF-8 or not.
+//! `M - 1` received, which are held back until more input or [`Masker::finish`] arrives. Each read
+//! is searched where it lies; only occurrences that start in the held-back tail are searched in a
+//! small copy of the tail and the read's first `M - 1` bytes. Memory is therefore about `2M` bytes
+//! whatever the stream's length, and a secret split over any number of reads is still masked. Bytes
+//! that are not part of a secret pass through unchanged, UTF-8 or not.
 //!
 //! **Speed.** Overlapping Aho–Corasick search has no prefilter of its own once there are many
 //! patterns, so the [`Matcher`] samples the haystack first: every secret is at least
@@ -83,44 +84,61 @@ impl Matcher {
         out
     }
 
-    /// Every occurrence of every secret in `hay` (overlapping ones included), as `(start, end)`
-    /// sorted by start.
-    fn find_all(&self, hay: &[u8], found: &mut Vec<(usize, usize)>) {
-        found.clear();
-        match &self.sample {
-            None => self.search(hay, 0, hay.len(), found),
-            Some(sample) => {
-                let m = self.max_len;
-                let mut window: Option<(usize, usize)> = None;
-                for (i, block) in hay.chunks_exact(4).enumerate() {
-                    let gram = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
-                    if !sample.contains(gram) {
-                        continue;
-                    }
-                    let at = i * 4;
-                    let (start, end) = ((at + 4).saturating_sub(m), (at + m).min(hay.len()));
-                    window = match window {
-                        Some((s, e)) if start <= e => Some((s, end.max(e))),
-                        Some((s, e)) => {
-                            self.search(hay, s, e, found);
-                            Some((start, end))
-                        }
-                        None => Some((start, end)),
-                    };
-                }
-                if let Some((s, e)) = window {
-                    self.search(hay, s, e, found);
+    /// Appends every occurrence of every secret in `hay` (overlapping ones included) that starts
+    /// before `starts_below`, as `(start, end)` shifted by `offset`, in no particular order.
+    fn find(&self, hay: &[u8], offset: usize, starts_below: usize, found: &mut Vec<(usize, usize)>) {
+        let mut search = |start: usize, end: usize| {
+            let input = Input::new(hay).span(start..end);
+            found.extend(
+                self.automaton
+                    .find_overlapping_iter(input)
+                    .filter(|m| m.start() < starts_below)
+                    .map(|m| (m.start() + offset, m.end() + offset)),
+            );
+        };
+        let Some(sample) = &self.sample else {
+            search(0, hay.len());
+            return;
+        };
+        let m = self.max_len;
+        let mut window: Option<(usize, usize)> = None;
+        // Span by span: a tight pass notes the blocks the bitmap does not rule out, then each is
+        // checked exactly and widened into a window for the automaton.
+        let mut maybe = [0u16; SAMPLE_SPAN / 4];
+        for (n, span) in hay.chunks(SAMPLE_SPAN).enumerate() {
+            let mut count = 0;
+            for (i, block) in span.chunks_exact(4).enumerate() {
+                let gram = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+                if sample.may_contain(gram) {
+                    maybe[count] = i as u16;
+                    count += 1;
                 }
             }
+            for &i in &maybe[..count] {
+                let at = n * SAMPLE_SPAN + usize::from(i) * 4;
+                let gram = u32::from_le_bytes([hay[at], hay[at + 1], hay[at + 2], hay[at + 3]]);
+                if !sample.contains(gram) {
+                    continue;
+                }
+                let (start, end) = ((at + 4).saturating_sub(m), (at + m).min(hay.len()));
+                window = match window {
+                    Some((s, e)) if start <= e => Some((s, end.max(e))),
+                    Some((s, e)) => {
+                        search(s, e);
+                        Some((start, end))
+                    }
+                    None => Some((start, end)),
+                };
+            }
         }
-        found.sort_unstable();
-    }
-
-    fn search(&self, hay: &[u8], start: usize, end: usize, found: &mut Vec<(usize, usize)>) {
-        let input = Input::new(hay).span(start..end);
-        found.extend(self.automaton.find_overlapping_iter(input).map(|m| (m.start(), m.end())));
+        if let Some((s, e)) = window {
+            search(s, e);
+        }
     }
 }
+
+/// Bytes sampled per pass of [`Matcher::find`]: its block offsets fit a `u16`.
+const SAMPLE_SPAN: usize = 4096;
 
 /// The set of 4-byte blocks that occur anywhere inside a secret: a bitmap for the fast "no", and
 /// the sorted blocks themselves for an exact answer.
@@ -155,10 +173,16 @@ impl BlockSample {
         (gram.wrapping_mul(0x9E37_79B1) >> self.shift) as usize
     }
 
+    /// `false` when `gram` is surely in no secret.
     #[inline(always)]
-    fn contains(&self, gram: u32) -> bool {
+    fn may_contain(&self, gram: u32) -> bool {
         let i = self.slot(gram);
-        self.bits[i >> 6] & (1 << (i & 63)) != 0 && self.grams.binary_search(&gram).is_ok()
+        self.bits[i >> 6] & (1 << (i & 63)) != 0
+    }
+
+    /// Whether `gram` occurs in a secret.
+    fn contains(&self, gram: u32) -> bool {
+        self.grams.binary_search(&gram).is_ok()
     }
 }
 
@@ -175,10 +199,12 @@ pub struct MaskStats {
 #[derive(Debug, Clone)]
 pub struct Masker {
     matcher: Option<Arc<Matcher>>,
-    /// The held-back tail (at most `max_len - 1` bytes), then the bytes of the current push.
-    buf: Vec<u8>,
-    /// How many leading bytes of `buf` lie inside a marker already written.
+    /// The held-back tail: bytes received but not decided yet, at most `max_len - 1` of them.
+    carry: Vec<u8>,
+    /// How many leading bytes of `carry` lie inside a marker already written.
     covered: usize,
+    /// Scratch: the carry followed by the start of the next input, for occurrences across them.
+    bridge: Vec<u8>,
     found: Vec<(usize, usize)>,
     stats: MaskStats,
 }
@@ -186,7 +212,14 @@ pub struct Masker {
 impl Masker {
     /// A masker for `matcher`'s secrets; with `None`, bytes pass through untouched.
     pub fn new(matcher: Option<Arc<Matcher>>) -> Masker {
-        Masker { matcher, buf: Vec::new(), covered: 0, found: Vec::new(), stats: MaskStats::default() }
+        Masker {
+            matcher,
+            carry: Vec::new(),
+            covered: 0,
+            bridge: Vec::new(),
+            found: Vec::new(),
+            stats: MaskStats::default(),
+        }
     }
 
     /// Feeds `input`; appends to `out` every byte that is decided.
@@ -195,14 +228,13 @@ impl Masker {
             out.extend_from_slice(input);
             return;
         }
-        self.buf.extend_from_slice(input);
-        self.drain(out, false);
+        self.drain(input, out, false);
     }
 
     /// Ends the stream: appends everything still held back.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         if self.matcher.is_some() {
-            self.drain(out, true);
+            self.drain(&[], out, true);
         }
     }
 
@@ -210,15 +242,29 @@ impl Masker {
         self.stats
     }
 
-    /// Decides every byte that no incomplete occurrence can reach, and keeps the rest in `buf`.
-    fn drain(&mut self, out: &mut Vec<u8>, last: bool) {
+    /// Decides every byte of `carry` then `input` (positions counted across both) that no
+    /// incomplete occurrence can reach, and keeps the rest as the new carry. The input is searched
+    /// where it lies; only occurrences that start in the carry are searched in a copy (`bridge`)
+    /// of the carry and the input's first `max_len - 1` bytes.
+    fn drain(&mut self, input: &[u8], out: &mut Vec<u8>, last: bool) {
         let Some(matcher) = &self.matcher else { return };
-        let len = self.buf.len();
+        let held = self.carry.len();
+        let len = held + input.len();
         let safe = if last { len } else { len.saturating_sub(matcher.max_len - 1) };
         if safe == 0 {
+            self.carry.extend_from_slice(input);
             return;
         }
-        matcher.find_all(&self.buf, &mut self.found);
+        self.found.clear();
+        if held > 0 {
+            self.bridge.clear();
+            self.bridge.extend_from_slice(&self.carry);
+            self.bridge.extend_from_slice(&input[..input.len().min(matcher.max_len - 1)]);
+            matcher.find(&self.bridge, 0, held, &mut self.found);
+        }
+        matcher.find(input, held, usize::MAX, &mut self.found);
+        self.found.sort_unstable();
+
         // `reach` is the end of the covered run being swept; bytes before it are decided.
         let mut reach = self.covered;
         for &(start, end) in &self.found {
@@ -232,17 +278,34 @@ impl Masker {
                 }
                 continue;
             }
-            out.extend_from_slice(&self.buf[reach..start]);
+            copy_span(&self.carry, input, reach, start, out);
             out.extend_from_slice(MARKER);
             self.stats.secrets_masked += 1;
             self.stats.bytes_masked += (end - start) as u64;
             reach = end;
         }
         if reach < safe {
-            out.extend_from_slice(&self.buf[reach..safe]);
+            copy_span(&self.carry, input, reach, safe, out);
         }
         self.covered = reach.saturating_sub(safe);
-        self.buf.drain(..safe);
+        if safe >= held {
+            self.carry.clear();
+            self.carry.extend_from_slice(&input[safe - held..]);
+        } else {
+            self.carry.drain(..safe);
+            self.carry.extend_from_slice(input);
+        }
+    }
+}
+
+/// Appends the bytes at positions `from..to`, counted across `carry` then `input`.
+fn copy_span(carry: &[u8], input: &[u8], from: usize, to: usize, out: &mut Vec<u8>) {
+    let held = carry.len();
+    if from < held {
+        out.extend_from_slice(&carry[from..to.min(held)]);
+    }
+    if to > held {
+        out.extend_from_slice(&input[from.max(held) - held..to - held]);
     }
 }
 
@@ -349,7 +412,7 @@ mod tests {
         let mut out = Vec::new();
         for _ in 0..1000 {
             masker.push(&[b'x'; 4096], &mut out);
-            assert!(masker.buf.len() < m.max_len());
+            assert!(masker.carry.len() < m.max_len());
         }
         assert_eq!(out.len(), 4096 * 1000 - (m.max_len() - 1));
     }
@@ -365,6 +428,20 @@ mod tests {
         let short = matcher(&["abcdef"]);
         assert!(short.sample.is_none());
         assert_eq!(short.mask_all(b"xabcdefx"), b"x<secret-hidden>x");
+    }
+
+    #[test]
+    fn secrets_across_sample_spans_are_found() {
+        let m = matcher(&["span-crossing-secret", "8charsxx"]);
+        for at in SAMPLE_SPAN - 24..SAMPLE_SPAN + 4 {
+            for secret in ["span-crossing-secret", "8charsxx"] {
+                let mut text = vec![b'.'; 3 * SAMPLE_SPAN];
+                text[at..at + secret.len()].copy_from_slice(secret.as_bytes());
+                let out = m.mask_all(&text);
+                assert_eq!(out.len(), text.len() - secret.len() + MARKER.len(), "{secret} at {at}");
+                assert_eq!(&out[at..at + MARKER.len()], MARKER);
+            }
+        }
     }
 
     proptest! {
