@@ -96,3 +96,67 @@ impl OutputFilter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::load::{load, LoadRequest};
+
+    fn policy() -> Policy {
+        load(&LoadRequest { cwd: "/".into(), ..Default::default() }).unwrap()
+    }
+
+    #[test]
+    fn one_huge_line_streams_with_bounded_lag() {
+        let secrets = SecretSet::from_values(["a-secret-of-some-length"]);
+        // Ordinary text, and a line of graph columns that could begin a header until the cap.
+        for (first, fill) in [(&b"d"[..], b'd'), (b"| ", b' '), (b"\x1b[1m", b'|')] {
+            let mut f = OutputFilter::new(&secrets, &policy());
+            let mut out = Vec::new();
+            let chunk = vec![fill; 64 * 1024];
+            f.push(first, &mut out);
+            let mut fed = first.len();
+            for _ in 0..256 {
+                f.push(&chunk, &mut out);
+                fed += chunk.len();
+                assert!(fed - out.len() <= diff::LINE_CAP + 64, "{} bytes held back", fed - out.len());
+            }
+            f.finish(&mut out);
+            assert_eq!(out.len(), fed, "an ordinary line comes out whole");
+        }
+    }
+
+    #[test]
+    fn a_huge_header_line_hides_what_follows_in_bounded_memory() {
+        let mut f = OutputFilter::new(&SecretSet::default(), &policy());
+        let mut out = Vec::new();
+        f.push(b"diff --git a/", &mut out);
+        for _ in 0..64 {
+            f.push(&[b'x'; 64 * 1024], &mut out);
+        }
+        f.push(b" b/x\n+body\n", &mut out);
+        f.finish(&mut out);
+        assert_eq!(
+            out.len(),
+            diff::LINE_CAP
+                + "\n[content hidden: '(header too long to read)' matches a FileSystem deny rule]\n".len()
+        );
+        assert_eq!(f.stats().diff_bodies_hidden, 1);
+    }
+
+    #[test]
+    fn a_secret_across_lines_and_reads_and_the_counters() {
+        let secrets = SecretSet::from_values(["first-line\nsecond-line"]);
+        let mut f = OutputFilter::new(&secrets, &policy());
+        let mut out = Vec::new();
+        for piece in [&b"x first-"[..], b"line\nsec", b"ond-line y\n", b"diff --git a/.env b/.env\n+K=v\n"] {
+            f.push(piece, &mut out);
+        }
+        f.finish(&mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "x <secret-hidden> y\ndiff --git a/.env b/.env\n[content hidden: '.env' matches a FileSystem deny rule]\n"
+        );
+        assert_eq!(f.stats(), FilterStats { secrets_masked: 1, bytes_masked: 22, diff_bodies_hidden: 1 });
+    }
+}
