@@ -15,7 +15,7 @@
 //! short write is reported as an error rather than followed by a second write.
 //!
 //! **Secrets.** Before encoding, every string of the record goes through the call's secret masker
-//! and the log patterns ([`logmask`](crate::filter::logmask)), so a command line holding a token, a
+//! and the log patterns ([`logmask`]), so a command line holding a token, a
 //! URL with a password, or a denial message quoting a value is written masked.
 
 use std::fs::{DirBuilder, File, OpenOptions};

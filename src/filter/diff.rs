@@ -12,7 +12,7 @@
 //!
 //! **States.** *Showing* passes lines through; a `diff --git` / `diff --cc` / `diff --combined`
 //! header whose names are protected (any reading of them, either side of a rename or copy — see
-//! [`githeader`](super::githeader) and [`protected`](super::protected)) is passed through, followed by
+//! [`githeader`] and [`protected`](super::protected)) is passed through, followed by
 //! the hidden line, and the filter switches to *hiding*. *Hiding* drops every line — mode, index,
 //! similarity, rename/copy, `---`/`+++`, hunks, binary payloads — until the next file header (which
 //! is judged afresh) or the next commit header (`commit <sha>`, `From <sha> Mon Sep 17 00:00:00
