@@ -56,7 +56,7 @@ enum Position {
 }
 
 /// The diff-hiding state machine of one output stream.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DiffFilter {
     protected: ProtectedPaths,
     /// Finds `diff --`, the only text that matters while showing.
@@ -67,6 +67,18 @@ pub struct DiffFilter {
     at: Position,
     held: Vec<u8>,
     bodies_hidden: u64,
+}
+
+/// Never prints the held line (output not yet masked).
+impl std::fmt::Debug for DiffFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiffFilter")
+            .field("hiding", &self.hiding)
+            .field("at", &self.at)
+            .field("held", &self.held.len())
+            .field("bodies_hidden", &self.bodies_hidden)
+            .finish_non_exhaustive()
+    }
 }
 
 impl DiffFilter {

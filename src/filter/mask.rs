@@ -29,7 +29,7 @@
 
 use std::sync::Arc;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 
 /// What a masked secret is replaced with (INTERFACE.md, "Messages").
 pub const MARKER: &[u8] = b"<secret-hidden>";
@@ -60,12 +60,9 @@ impl Matcher {
         let values: Vec<&[u8]> = values.iter().map(AsRef::as_ref).filter(|v| !v.is_empty()).collect();
         let max_len = values.iter().map(|v| v.len()).max()?;
         let min_len = values.iter().map(|v| v.len()).min()?;
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(&values)
-            .or_else(|_| AhoCorasick::builder().match_kind(MatchKind::Standard).build(&values))
-            .ok()?;
+        // The automaton only runs over the sample's windows, so the builder's own choice of
+        // representation (a DFA for small sets, a compact NFA for large ones) bounds its memory.
+        let automaton = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&values).ok()?;
         let sample = (min_len >= MIN_SAMPLED_LEN).then(|| BlockSample::new(&values));
         Some(Matcher { automaton, sample, max_len })
     }
@@ -196,7 +193,7 @@ pub struct MaskStats {
 }
 
 /// The streaming masker of one output stream.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Masker {
     matcher: Option<Arc<Matcher>>,
     /// The held-back tail: bytes received but not decided yet, at most `max_len - 1` of them.
@@ -207,6 +204,17 @@ pub struct Masker {
     bridge: Vec<u8>,
     found: Vec<(usize, usize)>,
     stats: MaskStats,
+}
+
+/// Never prints the held-back bytes (they may be the start of a secret).
+impl std::fmt::Debug for Masker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Masker")
+            .field("matcher", &self.matcher)
+            .field("held_back", &self.carry.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Masker {

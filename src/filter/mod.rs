@@ -107,6 +107,26 @@ mod tests {
     }
 
     #[test]
+    fn the_supervisor_can_move_filters_across_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<OutputFilter>();
+        send_sync::<SecretSet>();
+        send_sync::<SecretCache>();
+        send_sync::<crate::audit::AuditLog>();
+    }
+
+    #[test]
+    fn debug_output_never_holds_a_secret() {
+        let secrets = SecretSet::from_values(["held-back-secret"]);
+        let mut f = OutputFilter::new(&secrets, &policy());
+        let mut out = Vec::new();
+        f.push(b"held-back-secr", &mut out);
+        f.push(b"et\ndiff --git a/held-back-secret", &mut out);
+        let shown = format!("{f:?} {secrets:?}");
+        assert!(!shown.contains("held-back"), "{shown}");
+    }
+
+    #[test]
     fn one_huge_line_streams_with_bounded_lag() {
         let secrets = SecretSet::from_values(["a-secret-of-some-length"]);
         // Ordinary text, and a line of graph columns that could begin a header until the cap.
