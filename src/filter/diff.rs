@@ -321,7 +321,7 @@ impl DiffFilter {
                     Readings::Paths(paths) => {
                         paths.iter().find(|p| self.protected.is_protected(p)).map(|p| shown_name(p))
                     }
-                    Readings::Unbounded => Some(rest),
+                    Readings::Unbounded => Some(shown_name(&rest)),
                 };
                 Action::FileHeader { decoration, hidden_name }
             }
