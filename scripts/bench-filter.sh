@@ -10,7 +10,7 @@
 # and reports peak RSS (/usr/bin/time -v) for the full size and for a 1/16 size input, to show
 # that memory does not grow with the input.
 #
-# Usage: scripts/bench-filter.sh [SIZE_MIB]     (work files go to target/bench-filter)
+# Usage: [RUNS=3] scripts/bench-filter.sh [SIZE_MIB]     (work files go to target/bench-filter)
 set -euo pipefail
 
 SIZE_MIB=${1:-1024}
@@ -108,9 +108,21 @@ bytes=$(stat -c %s "$WORK/data")
 small_bytes=$(stat -c %s "$WORK/data-small")
 cat "$WORK/data" > /dev/null  # into the page cache
 
-# "wall user sys" seconds of one command; the machine may be shared, so CPU time (user + sys of
-# the measured process alone) is reported next to wall-clock time.
+# "wall user sys" seconds of one command, the best of RUNS (default 3) by wall time; the machine
+# may be shared, so CPU time (user + sys of the measured process alone) is reported as well.
 measure() { /usr/bin/time -f '%e %U %S' "$@" 2>&1 >/dev/null | tail -1; }
+best() {
+  local i line all=""
+  for ((i = 0; i < ${RUNS:-3}; i++)); do
+    line=$("$@")
+    all+="$line"$'\n'
+  done
+  printf '%s' "$all" | sort -n | head -1
+}
+cat_file() { measure cat "$WORK/data"; }
+filter_file() { measure "$BIN" filter < "$WORK/data"; }
+cat_pipe() { cat "$WORK/data" | measure cat; }
+filter_pipe() { cat "$WORK/data" | measure "$BIN" filter; }
 report() {
   local label=$1 wall user sys
   read -r wall user sys <<<"$2"
@@ -119,10 +131,10 @@ report() {
     "$(echo "scale=2; $bytes / ($user + $sys) / 1000000000" | bc -l)"
 }
 
-t_cat=$(measure cat "$WORK/data")
-t_filter=$(measure "$BIN" filter < "$WORK/data")
-t_cat_pipe=$(cat "$WORK/data" | measure cat)
-t_filter_pipe=$(cat "$WORK/data" | measure "$BIN" filter)
+t_cat=$(best cat_file)
+t_filter=$(best filter_file)
+t_cat_pipe=$(best cat_pipe)
+t_filter_pipe=$(best filter_pipe)
 
 "$BIN" filter < "$WORK/data" > "$WORK/out"
 leaks=$(python3 - "$WORK" <<'PY'
