@@ -5,8 +5,10 @@
 //! [`proxy`] is the egress proxy of `--net proxy`; [`cli`] wires the commands of the contract
 //! to them.
 
+pub mod audit;
 pub mod cli;
 pub mod error;
+pub mod filter;
 pub mod guard;
 pub mod policy;
 pub mod proxy;

@@ -9,6 +9,7 @@ mod args;
 mod check;
 mod doctor;
 mod explain;
+mod filter;
 mod run;
 mod validate;
 
@@ -95,6 +96,7 @@ pub enum CheckCommand {
 
 /// Parses the command line, runs the command and returns the process exit code.
 pub fn main() -> ExitCode {
+    crate::filter::logging::init();
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
@@ -113,7 +115,7 @@ fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Explain { argv } => explain::run(common, &argv),
         Command::Run { argv } => run::run(common, argv),
         Command::Sh { command } => run::sh(common, &command),
-        Command::Filter => Err(Error::NotImplemented("filter")),
+        Command::Filter => filter::run(common),
         Command::Doctor => doctor::run(common),
         Command::Serve { .. } => Err(Error::NotImplemented("serve")),
     }

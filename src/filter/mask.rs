@@ -1,0 +1,489 @@
+//! Exact-value secret masking over a byte stream: every occurrence of a secret becomes
+//! `<secret-hidden>`.
+//!
+//! Order of use: a [`Matcher`] is compiled once per call from the secret values (by
+//! [`SecretSet`](super::secrets::SecretSet)); each output stream gets its own [`Masker`], fed with
+//! [`Masker::push`] as reads arrive and closed with [`Masker::finish`]. [`Matcher::mask_all`] is the
+//! one-shot form for strings that are already whole (audit fields, log lines).
+//!
+//! **What is hidden.** The union of every occurrence of every secret, overlaps included: each
+//! maximal run of bytes covered by overlapping occurrences becomes one marker, so when two secrets
+//! overlap in the output (`abcdefgh1234` and `gh1234xyzw` printed as `abcdefgh1234xyzw`) no fragment
+//! of either survives, and the longest reading always wins. Adjacent, non-overlapping occurrences
+//! give one marker each.
+//!
+//! **Streaming.** Bytes are decided left to right. A byte is decided once no occurrence that is
+//! still incomplete could cover it: with `M` the longest secret, that is every byte but the last
+//! `M - 1` received, which are held back until more input or [`Masker::finish`] arrives. Each read
+//! is searched where it lies; only occurrences that start in the held-back tail are searched in a
+//! small copy of the tail and the read's first `M - 1` bytes. Memory is therefore about `2M` bytes
+//! whatever the stream's length, and a secret split over any number of reads is still masked. Bytes
+//! that are not part of a secret pass through unchanged, UTF-8 or not.
+//!
+//! **Speed.** Overlapping Aho–Corasick search has no prefilter of its own once there are many
+//! patterns, so the [`Matcher`] samples the haystack first: every secret is at least
+//! [`MIN_SAMPLED_LEN`] bytes long, so each of its occurrences contains a whole 4-byte block aligned
+//! to a multiple of 4. Only blocks whose 4 bytes occur somewhere in a secret (a bitmap, then an
+//! exact set) open a window of `2M` bytes around them for the automaton; everything else is skipped
+//! four bytes at a time. The sample can only add windows, never drop an occurrence.
+
+use std::sync::Arc;
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
+
+/// What a masked secret is replaced with (INTERFACE.md, "Messages").
+pub const MARKER: &[u8] = b"<secret-hidden>";
+
+/// Secrets at least this long are found through the 4-byte sample; a set with a shorter one is
+/// searched byte by byte instead.
+pub const MIN_SAMPLED_LEN: usize = 7;
+
+/// The compiled form of a set of secret values.
+pub struct Matcher {
+    automaton: AhoCorasick,
+    sample: Option<BlockSample>,
+    max_len: usize,
+}
+
+impl std::fmt::Debug for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Matcher")
+            .field("patterns", &self.automaton.patterns_len())
+            .field("max_len", &self.max_len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Matcher {
+    /// Compiles `values`; `None` when there is nothing to find (no value, or only empty ones).
+    pub fn new<V: AsRef<[u8]>>(values: &[V]) -> Option<Matcher> {
+        let values: Vec<&[u8]> = values.iter().map(AsRef::as_ref).filter(|v| !v.is_empty()).collect();
+        let max_len = values.iter().map(|v| v.len()).max()?;
+        let min_len = values.iter().map(|v| v.len()).min()?;
+        // The automaton only runs over the sample's windows, so the builder's own choice of
+        // representation (a DFA for small sets, a compact NFA for large ones) bounds its memory.
+        let automaton = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&values).ok()?;
+        let sample = (min_len >= MIN_SAMPLED_LEN).then(|| BlockSample::new(&values));
+        Some(Matcher { automaton, sample, max_len })
+    }
+
+    /// The longest secret, in bytes.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// Masks a complete text in one go.
+    pub fn mask_all(self: &Arc<Self>, text: &[u8]) -> Vec<u8> {
+        let mut masker = Masker::new(Some(Arc::clone(self)));
+        let mut out = Vec::with_capacity(text.len());
+        masker.push(text, &mut out);
+        masker.finish(&mut out);
+        out
+    }
+
+    /// Appends every occurrence of every secret in `hay` (overlapping ones included) that starts
+    /// before `starts_below`, as `(start, end)` shifted by `offset`, in no particular order.
+    fn find(&self, hay: &[u8], offset: usize, starts_below: usize, found: &mut Vec<(usize, usize)>) {
+        let mut search = |start: usize, end: usize| {
+            let input = Input::new(hay).span(start..end);
+            found.extend(
+                self.automaton
+                    .find_overlapping_iter(input)
+                    .filter(|m| m.start() < starts_below)
+                    .map(|m| (m.start() + offset, m.end() + offset)),
+            );
+        };
+        let Some(sample) = &self.sample else {
+            search(0, hay.len());
+            return;
+        };
+        let m = self.max_len;
+        let mut window: Option<(usize, usize)> = None;
+        // Span by span: a tight pass notes the blocks the bitmap does not rule out, then each is
+        // checked exactly and widened into a window for the automaton.
+        let mut maybe = [0u16; SAMPLE_SPAN / 4];
+        for (n, span) in hay.chunks(SAMPLE_SPAN).enumerate() {
+            let mut count = 0;
+            for (i, block) in span.chunks_exact(4).enumerate() {
+                let gram = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+                if sample.may_contain(gram) {
+                    maybe[count] = i as u16;
+                    count += 1;
+                }
+            }
+            for &i in &maybe[..count] {
+                let at = n * SAMPLE_SPAN + usize::from(i) * 4;
+                let gram = u32::from_le_bytes([hay[at], hay[at + 1], hay[at + 2], hay[at + 3]]);
+                if !sample.contains(gram) {
+                    continue;
+                }
+                let (start, end) = ((at + 4).saturating_sub(m), (at + m).min(hay.len()));
+                window = match window {
+                    Some((s, e)) if start <= e => Some((s, end.max(e))),
+                    Some((s, e)) => {
+                        search(s, e);
+                        Some((start, end))
+                    }
+                    None => Some((start, end)),
+                };
+            }
+        }
+        if let Some((s, e)) = window {
+            search(s, e);
+        }
+    }
+}
+
+/// Bytes sampled per pass of [`Matcher::find`]: its block offsets fit a `u16`.
+const SAMPLE_SPAN: usize = 4096;
+
+/// The set of 4-byte blocks that occur anywhere inside a secret: a bitmap for the fast "no", and
+/// the sorted blocks themselves for an exact answer.
+struct BlockSample {
+    bits: Vec<u64>,
+    shift: u32,
+    grams: Vec<u32>,
+}
+
+impl BlockSample {
+    fn new(values: &[&[u8]]) -> BlockSample {
+        let mut grams: Vec<u32> = values
+            .iter()
+            .flat_map(|v| v.windows(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+            .collect();
+        grams.sort_unstable();
+        grams.dedup();
+        // About 256 bits per block, between 8 KiB and 512 KiB of bitmap: few false "maybe"s while
+        // the bitmap stays in cache.
+        let log2 = (usize::BITS - grams.len().leading_zeros() + 8).clamp(16, 22);
+        let mut sample = BlockSample { bits: vec![0; 1 << (log2 - 6)], shift: 32 - log2, grams: Vec::new() };
+        for &g in &grams {
+            let i = sample.slot(g);
+            sample.bits[i >> 6] |= 1 << (i & 63);
+        }
+        sample.grams = grams;
+        sample
+    }
+
+    #[inline(always)]
+    fn slot(&self, gram: u32) -> usize {
+        (gram.wrapping_mul(0x9E37_79B1) >> self.shift) as usize
+    }
+
+    /// `false` when `gram` is surely in no secret.
+    #[inline(always)]
+    fn may_contain(&self, gram: u32) -> bool {
+        let i = self.slot(gram);
+        self.bits[i >> 6] & (1 << (i & 63)) != 0
+    }
+
+    /// Whether `gram` occurs in a secret.
+    fn contains(&self, gram: u32) -> bool {
+        self.grams.binary_search(&gram).is_ok()
+    }
+}
+
+/// How much a masker hid.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MaskStats {
+    /// Markers written: one per maximal run of secret bytes.
+    pub secrets_masked: u64,
+    /// Secret bytes replaced.
+    pub bytes_masked: u64,
+}
+
+/// The streaming masker of one output stream.
+#[derive(Clone)]
+pub struct Masker {
+    matcher: Option<Arc<Matcher>>,
+    /// The held-back tail: bytes received but not decided yet, at most `max_len - 1` of them.
+    carry: Vec<u8>,
+    /// How many leading bytes of `carry` lie inside a marker already written.
+    covered: usize,
+    /// Scratch: the carry followed by the start of the next input, for occurrences across them.
+    bridge: Vec<u8>,
+    found: Vec<(usize, usize)>,
+    stats: MaskStats,
+}
+
+/// Never prints the held-back bytes (they may be the start of a secret).
+impl std::fmt::Debug for Masker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Masker")
+            .field("matcher", &self.matcher)
+            .field("held_back", &self.carry.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Masker {
+    /// A masker for `matcher`'s secrets; with `None`, bytes pass through untouched.
+    pub fn new(matcher: Option<Arc<Matcher>>) -> Masker {
+        Masker {
+            matcher,
+            carry: Vec::new(),
+            covered: 0,
+            bridge: Vec::new(),
+            found: Vec::new(),
+            stats: MaskStats::default(),
+        }
+    }
+
+    /// Feeds `input`; appends to `out` every byte that is decided.
+    pub fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        if self.matcher.is_none() {
+            out.extend_from_slice(input);
+            return;
+        }
+        self.drain(input, out, false);
+    }
+
+    /// Ends the stream: appends everything still held back.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        if self.matcher.is_some() {
+            self.drain(&[], out, true);
+        }
+    }
+
+    pub fn stats(&self) -> MaskStats {
+        self.stats
+    }
+
+    /// Decides every byte of `carry` then `input` (positions counted across both) that no
+    /// incomplete occurrence can reach, and keeps the rest as the new carry. The input is searched
+    /// where it lies; only occurrences that start in the carry are searched in a copy (`bridge`)
+    /// of the carry and the input's first `max_len - 1` bytes.
+    fn drain(&mut self, input: &[u8], out: &mut Vec<u8>, last: bool) {
+        let Some(matcher) = &self.matcher else { return };
+        let held = self.carry.len();
+        let len = held + input.len();
+        let safe = if last { len } else { len.saturating_sub(matcher.max_len - 1) };
+        if safe == 0 {
+            self.carry.extend_from_slice(input);
+            return;
+        }
+        self.found.clear();
+        if held > 0 {
+            self.bridge.clear();
+            self.bridge.extend_from_slice(&self.carry);
+            self.bridge.extend_from_slice(&input[..input.len().min(matcher.max_len - 1)]);
+            matcher.find(&self.bridge, 0, held, &mut self.found);
+        }
+        matcher.find(input, held, usize::MAX, &mut self.found);
+        self.found.sort_unstable();
+
+        // `reach` is the end of the covered run being swept; bytes before it are decided.
+        let mut reach = self.covered;
+        for &(start, end) in &self.found {
+            if start >= safe {
+                break;
+            }
+            if start < reach {
+                if end > reach {
+                    self.stats.bytes_masked += (end - reach) as u64;
+                    reach = end;
+                }
+                continue;
+            }
+            copy_span(&self.carry, input, reach, start, out);
+            out.extend_from_slice(MARKER);
+            self.stats.secrets_masked += 1;
+            self.stats.bytes_masked += (end - start) as u64;
+            reach = end;
+        }
+        if reach < safe {
+            copy_span(&self.carry, input, reach, safe, out);
+        }
+        self.covered = reach.saturating_sub(safe);
+        if safe >= held {
+            self.carry.clear();
+            self.carry.extend_from_slice(&input[safe - held..]);
+        } else {
+            self.carry.drain(..safe);
+            self.carry.extend_from_slice(input);
+        }
+    }
+}
+
+/// Appends the bytes at positions `from..to`, counted across `carry` then `input`.
+fn copy_span(carry: &[u8], input: &[u8], from: usize, to: usize, out: &mut Vec<u8>) {
+    let held = carry.len();
+    if from < held {
+        out.extend_from_slice(&carry[from..to.min(held)]);
+    }
+    if to > held {
+        out.extend_from_slice(&input[from.max(held) - held..to - held]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn matcher(secrets: &[&str]) -> Arc<Matcher> {
+        Arc::new(Matcher::new(secrets).unwrap())
+    }
+
+    fn mask_in_chunks(m: &Arc<Matcher>, text: &[u8], cuts: &[usize]) -> Vec<u8> {
+        let mut masker = Masker::new(Some(Arc::clone(m)));
+        let mut out = Vec::new();
+        let mut prev = 0;
+        for &c in cuts {
+            masker.push(&text[prev..c], &mut out);
+            prev = c;
+        }
+        masker.push(&text[prev..], &mut out);
+        masker.finish(&mut out);
+        out
+    }
+
+    /// The definition, byte by byte: a byte is hidden when an occurrence covers it, and a marker
+    /// starts at every hidden byte that no single occurrence joins to the byte before it.
+    fn reference(secrets: &[&str], text: &[u8]) -> Vec<u8> {
+        let mut occ = Vec::new();
+        for s in secrets {
+            let s = s.as_bytes();
+            for i in 0..text.len() {
+                if text[i..].starts_with(s) {
+                    occ.push((i, i + s.len()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (i, &b) in text.iter().enumerate() {
+            let covered = occ.iter().any(|&(s, e)| s <= i && i < e);
+            let joined = occ.iter().any(|&(s, e)| s < i && i < e);
+            match (covered, joined) {
+                (false, _) => out.push(b),
+                (true, false) => out.extend_from_slice(MARKER),
+                (true, true) => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_secret_at_the_start_middle_and_end() {
+        let m = matcher(&["s3cr3t-value"]);
+        assert_eq!(m.mask_all(b"s3cr3t-value"), MARKER);
+        assert_eq!(m.mask_all(b"a s3cr3t-value b s3cr3t-value"), b"a <secret-hidden> b <secret-hidden>");
+        assert_eq!(m.mask_all(b"nothing here"), b"nothing here");
+        assert_eq!(m.mask_all(b""), b"");
+    }
+
+    #[test]
+    fn overlapping_secrets_leave_no_fragment() {
+        let m = matcher(&["abcdefgh1234", "gh1234xyzw"]);
+        assert_eq!(m.mask_all(b"<abcdefgh1234xyzw>"), b"<<secret-hidden>>");
+        let m = matcher(&["abcdefgh", "abcdefgh1234"]);
+        assert_eq!(m.mask_all(b"abcdefgh1234!"), b"<secret-hidden>!");
+        assert_eq!(m.mask_all(b"abcdefgh123!"), b"<secret-hidden>123!");
+        let m = matcher(&["aaaaaaaa"]);
+        assert_eq!(m.mask_all(&[b'a'; 1000]), MARKER);
+    }
+
+    #[test]
+    fn adjacent_secrets_give_two_markers() {
+        let m = matcher(&["AAAAAAAA", "BBBBBBBB"]);
+        assert_eq!(m.mask_all(b"AAAAAAAABBBBBBBB"), b"<secret-hidden><secret-hidden>");
+    }
+
+    #[test]
+    fn a_secret_split_over_many_reads() {
+        let m = matcher(&["0123456789abcdef"]);
+        let text = b"xx0123456789abcdefyy";
+        let out = mask_in_chunks(&m, text, &[3, 5, 6, 9, 14, 17]);
+        assert_eq!(out, b"xx<secret-hidden>yy");
+        let mut masker = Masker::new(Some(Arc::clone(&m)));
+        let mut out = Vec::new();
+        for b in text {
+            masker.push(&[*b], &mut out);
+        }
+        masker.finish(&mut out);
+        assert_eq!(out, b"xx<secret-hidden>yy");
+        assert_eq!(masker.stats(), MaskStats { secrets_masked: 1, bytes_masked: 16 });
+    }
+
+    #[test]
+    fn non_utf8_passes_through_byte_identical() {
+        let m = matcher(&["secret-value"]);
+        let text: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
+        assert_eq!(mask_in_chunks(&m, &text, &[1, 700, 4097]), text);
+    }
+
+    #[test]
+    fn held_back_bytes_never_exceed_the_longest_secret() {
+        let m = matcher(&["0123456789"]);
+        let mut masker = Masker::new(Some(Arc::clone(&m)));
+        let mut out = Vec::new();
+        for _ in 0..1000 {
+            masker.push(&[b'x'; 4096], &mut out);
+            assert!(masker.carry.len() < m.max_len());
+        }
+        assert_eq!(out.len(), 4096 * 1000 - (m.max_len() - 1));
+    }
+
+    #[test]
+    fn many_secrets_use_the_sample_and_short_ones_do_not() {
+        let many: Vec<String> = (0..300).map(|i| format!("tok{i:05}-{}", "z".repeat(i % 40))).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        let m = matcher(&refs);
+        assert!(m.sample.is_some());
+        let text = format!("a {} b {} c", many[7], many[299]);
+        assert_eq!(m.mask_all(text.as_bytes()), b"a <secret-hidden> b <secret-hidden> c");
+        let short = matcher(&["abcdef"]);
+        assert!(short.sample.is_none());
+        assert_eq!(short.mask_all(b"xabcdefx"), b"x<secret-hidden>x");
+    }
+
+    #[test]
+    fn secrets_across_sample_spans_are_found() {
+        let m = matcher(&["span-crossing-secret", "8charsxx"]);
+        for at in SAMPLE_SPAN - 24..SAMPLE_SPAN + 4 {
+            for secret in ["span-crossing-secret", "8charsxx"] {
+                let mut text = vec![b'.'; 3 * SAMPLE_SPAN];
+                text[at..at + secret.len()].copy_from_slice(secret.as_bytes());
+                let out = m.mask_all(&text);
+                assert_eq!(out.len(), text.len() - secret.len() + MARKER.len(), "{secret} at {at}");
+                assert_eq!(&out[at..at + MARKER.len()], MARKER);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+        #[test]
+        fn every_split_offset_gives_the_reference(
+            prefix in "[a-z ]{0,20}",
+            suffix in "[a-z ]{0,20}",
+        ) {
+            let secrets = ["abcdefgh1234", "gh1234xyzw", "zzzzzzzz"];
+            let text = format!("{prefix}abcdefgh1234xyzw{suffix}zzzzzzzzz{prefix}");
+            let want = reference(&secrets, text.as_bytes());
+            let m = matcher(&secrets);
+            for cut in 0..=text.len() {
+                prop_assert_eq!(&mask_in_chunks(&m, text.as_bytes(), &[cut]), &want, "cut {}", cut);
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_and_cuts_match_the_reference(
+            secrets in proptest::collection::vec("[ab]{8,12}", 1..4),
+            text in "[abc]{0,120}",
+            mut cuts in proptest::collection::vec(0usize..120, 0..6),
+        ) {
+            let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
+            let m = matcher(&refs);
+            cuts.retain(|&c| c <= text.len());
+            cuts.sort();
+            let out = mask_in_chunks(&m, text.as_bytes(), &cuts);
+            prop_assert_eq!(&out, &reference(&refs, text.as_bytes()));
+            for s in &refs {
+                prop_assert!(memchr::memmem::find(&out, s.as_bytes()).is_none());
+            }
+        }
+    }
+}

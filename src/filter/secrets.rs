@@ -1,0 +1,411 @@
+//! Secret discovery: the exact values the output filter, the audit log and the logs must never show.
+//!
+//! Order of use, once per call: [`SecretSet::discover`] (or, in a long-lived process,
+//! [`SecretCache::secrets`]) gathers the values — from secret-named environment variables
+//! ([`names`]), from every file a deny rule matches under the roots, and from the home credential
+//! files — and compiles them into one [`Matcher`]. The set is then handed to
+//! [`OutputFilter`](super::OutputFilter) and to the audit log; cloning it is cheap.
+//!
+//! Only values of at least [`MIN_SECRET_CHARS`] characters are kept (`true` or `3000` would mangle
+//! ordinary output). The file scan follows the seed's bounds: dependency directories
+//! ([`SKIPPED_DIRS`]) and symlinked directories are skipped, at most [`SCAN_MAX_DEPTH`] levels and
+//! [`SCAN_MAX_ENTRIES`] entries per root are looked at, and files over [`SCAN_MAX_FILE_BYTES`] are
+//! not read. Only regular files are opened (never a FIFO or a device a planted symlink points to).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use walkdir::WalkDir;
+
+use super::mask::{Matcher, MARKER};
+use super::{extract, names};
+use crate::policy::Policy;
+
+/// Values shorter than this many characters are never masked.
+pub const MIN_SECRET_CHARS: usize = 8;
+/// Deepest directory level the scan looks at, below each root.
+pub const SCAN_MAX_DEPTH: usize = 8;
+/// Most directory entries looked at per root.
+pub const SCAN_MAX_ENTRIES: usize = 20_000;
+/// Largest file the scan reads.
+pub const SCAN_MAX_FILE_BYTES: u64 = 256 * 1024;
+/// How long a [`SecretCache`] reuses a scan: a protected file created since is picked up within it.
+pub const SCAN_CACHE_TTL: Duration = Duration::from_secs(10);
+
+/// Directories the scan never enters: dependencies, build output and version-control metadata.
+pub const SKIPPED_DIRS: &[&str] = &[
+    "node_modules",
+    "bower_components",
+    "vendor",
+    "bin",
+    "obj",
+    "target",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".gradle",
+];
+
+/// Home credential files read unless `DenyCredentialFiles: false` (besides `~/.ssh/id_*`).
+pub const HOME_CREDENTIAL_FILES: &[&str] =
+    &[".aws/credentials", ".netrc", "_netrc", ".pgpass", ".git-credentials"];
+
+/// The values to mask, de-duplicated, each at least [`MIN_SECRET_CHARS`] long, compiled.
+#[derive(Clone, Default)]
+pub struct SecretSet {
+    values: Arc<[Vec<u8>]>,
+    matcher: Option<Arc<Matcher>>,
+}
+
+/// Never prints a value: only how many there are.
+impl fmt::Debug for SecretSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecretSet").field("values", &self.values.len()).finish_non_exhaustive()
+    }
+}
+
+impl SecretSet {
+    /// Everything a call must mask: the environment's secrets plus a fresh scan of the policy's
+    /// protected files.
+    pub fn discover(policy: &Policy, env: &BTreeMap<String, String>) -> SecretSet {
+        let files = FileSecrets::scan(policy);
+        SecretSet::from_env_and_files(env, &files)
+    }
+
+    /// The secrets of the environment alone: values of secret-named variables, and passwords in
+    /// URLs held by any variable.
+    pub fn from_env(env: &BTreeMap<String, String>) -> SecretSet {
+        SecretSet::from_values(env_values(env))
+    }
+
+    /// The environment's secrets plus already scanned file secrets.
+    pub fn from_env_and_files(env: &BTreeMap<String, String>, files: &FileSecrets) -> SecretSet {
+        SecretSet::from_values(env_values(env).into_iter().chain(files.values.iter().cloned()))
+    }
+
+    /// A set of exactly these values, minus the ones that are too short.
+    pub fn from_values<I, V>(values: I) -> SecretSet
+    where
+        I: IntoIterator<Item = V>,
+        V: AsRef<[u8]>,
+    {
+        let mut kept: Vec<Vec<u8>> =
+            values.into_iter().map(|v| v.as_ref().to_vec()).filter(|v| long_enough(v)).collect();
+        kept.sort_unstable();
+        kept.dedup();
+        let matcher = Matcher::new(&kept).map(Arc::new);
+        SecretSet { values: kept.into(), matcher }
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Whether `value` is one of the secrets.
+    pub fn contains(&self, value: &[u8]) -> bool {
+        self.values.binary_search_by(|v| v.as_slice().cmp(value)).is_ok()
+    }
+
+    /// The compiled matcher; `None` when there is nothing to mask.
+    pub fn matcher(&self) -> Option<&Arc<Matcher>> {
+        self.matcher.as_ref()
+    }
+
+    /// `text` with every secret replaced by `<secret-hidden>`.
+    pub fn mask(&self, text: &[u8]) -> Vec<u8> {
+        match &self.matcher {
+            Some(m) => m.mask_all(text),
+            None => text.to_vec(),
+        }
+    }
+
+    /// [`mask`](Self::mask) for a string (the marker is ASCII, so UTF-8 stays UTF-8 unless a secret
+    /// ended inside a character).
+    pub fn mask_str(&self, text: &str) -> String {
+        match &self.matcher {
+            Some(m) => String::from_utf8_lossy(&m.mask_all(text.as_bytes())).into_owned(),
+            None => text.to_string(),
+        }
+    }
+}
+
+/// At least [`MIN_SECRET_CHARS`] characters (bytes, for a value that is not UTF-8), and not the
+/// marker itself.
+fn long_enough(v: &[u8]) -> bool {
+    let chars = std::str::from_utf8(v).map_or(v.len(), |s| s.chars().count());
+    chars >= MIN_SECRET_CHARS && v != MARKER
+}
+
+fn env_values(env: &BTreeMap<String, String>) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for (name, value) in env {
+        if names::is_secret_env_name(name) {
+            out.extend(extract::from_value(value.as_bytes()));
+        }
+        out.extend(extract::url_passwords_in(value.as_bytes()));
+    }
+    out
+}
+
+/// What a scan of the protected files found.
+#[derive(Clone, Default)]
+pub struct FileSecrets {
+    values: Vec<Vec<u8>>,
+    /// Protected files read.
+    pub files_read: usize,
+    /// Whether a root had more entries than the scan looks at.
+    pub truncated: bool,
+}
+
+impl fmt::Debug for FileSecrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileSecrets")
+            .field("values", &self.values.len())
+            .field("files_read", &self.files_read)
+            .field("truncated", &self.truncated)
+            .finish()
+    }
+}
+
+impl FileSecrets {
+    /// Reads every file under the roots that a deny rule matches, and the home credential files.
+    pub fn scan(policy: &Policy) -> FileSecrets {
+        let mut found = FileSecrets::default();
+        if !policy.deny.is_empty() {
+            for root in policy.roots() {
+                found.scan_root(&root, policy);
+            }
+        }
+        if policy.deny_credential_files {
+            if let Some(home) = policy.home() {
+                for path in home_credential_files(home) {
+                    found.read(&path);
+                }
+            }
+        }
+        found
+    }
+
+    /// How many candidate values were found (before the length threshold).
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    fn scan_root(&mut self, root: &Path, policy: &Policy) {
+        let walker =
+            WalkDir::new(root).follow_links(false).max_depth(SCAN_MAX_DEPTH).into_iter().filter_entry(|e| {
+                !(e.depth() > 0 && e.file_type().is_dir() && is_skipped_dir(e.file_name()))
+            });
+        for (seen, entry) in walker.enumerate() {
+            if seen >= SCAN_MAX_ENTRIES {
+                tracing::warn!(
+                    root = %root.display(),
+                    "secret scan stopped after {SCAN_MAX_ENTRIES} entries; files beyond are not masked"
+                );
+                self.truncated = true;
+                return;
+            }
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::debug!("secret scan: {e}");
+                    continue;
+                }
+            };
+            if entry.file_type().is_dir() {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+            if policy.deny.match_covering(rel).is_some() {
+                self.read(entry.path());
+            }
+        }
+    }
+
+    /// Reads one protected file and keeps its candidate values; a missing file is skipped, and one
+    /// that cannot be read is skipped and logged at debug level.
+    fn read(&mut self, path: &Path) {
+        match read_regular(path) {
+            Ok(Some(content)) => {
+                let name = path.file_name().map(OsStrExt::as_bytes).unwrap_or_default();
+                self.values.extend(extract::from_file(name, &content));
+                self.files_read += 1;
+            }
+            Ok(None) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::debug!(path = %path.display(), "secret scan cannot read: {e}"),
+        }
+    }
+}
+
+fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
+    name.to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n))
+}
+
+/// The content of `path` when it is a regular file (symlinks followed) of at most
+/// [`SCAN_MAX_FILE_BYTES`]; `None` for anything else. Opened non-blocking and checked again after
+/// opening, so a FIFO or device swapped in cannot stall or trigger anything.
+fn read_regular(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() || meta.len() > SCAN_MAX_FILE_BYTES {
+        return Ok(None);
+    }
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let mut content = Vec::new();
+    file.take(SCAN_MAX_FILE_BYTES + 1).read_to_end(&mut content)?;
+    Ok((content.len() as u64 <= SCAN_MAX_FILE_BYTES).then_some(content))
+}
+
+/// `~/.ssh/id_*` private keys (not `*.pub`) and [`HOME_CREDENTIAL_FILES`].
+fn home_credential_files(home: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = HOME_CREDENTIAL_FILES.iter().map(|f| home.join(f)).collect();
+    if let Ok(dir) = std::fs::read_dir(home.join(".ssh")) {
+        for entry in dir.flatten() {
+            let name = entry.file_name();
+            let name = name.as_bytes();
+            if name.starts_with(b"id_") && !name.ends_with(b".pub") {
+                files.push(entry.path());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// What a scan depends on: a scan is reused only for the same roots, rules and home.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ScanKey {
+    roots: Vec<PathBuf>,
+    deny: Vec<String>,
+    home: Option<PathBuf>,
+    credential_files: bool,
+}
+
+impl ScanKey {
+    fn of(policy: &Policy) -> ScanKey {
+        ScanKey {
+            roots: policy.roots(),
+            deny: policy.deny.rules().iter().map(|r| r.pattern.clone()).collect(),
+            home: policy.home().map(Path::to_path_buf),
+            credential_files: policy.deny_credential_files,
+        }
+    }
+}
+
+/// Reuses file scans for a short while in a long-lived process (`serve`): the environment is
+/// re-read on every call, the files at most every `ttl`. Time is passed in, so the owner decides
+/// what "now" is.
+#[derive(Debug)]
+pub struct SecretCache {
+    ttl: Duration,
+    scans: Vec<(ScanKey, Instant, Arc<FileSecrets>)>,
+}
+
+impl Default for SecretCache {
+    fn default() -> Self {
+        SecretCache::new(SCAN_CACHE_TTL)
+    }
+}
+
+impl SecretCache {
+    pub fn new(ttl: Duration) -> SecretCache {
+        SecretCache { ttl, scans: Vec::new() }
+    }
+
+    /// The secrets of a call made at `now`: `env`'s, plus the scan of `policy`'s files, rescanned
+    /// when the cached one is older than the time-to-live.
+    pub fn secrets(&mut self, policy: &Policy, env: &BTreeMap<String, String>, now: Instant) -> SecretSet {
+        let files = self.files(policy, now);
+        SecretSet::from_env_and_files(env, &files)
+    }
+
+    /// The file scan for `policy` as of `now`.
+    pub fn files(&mut self, policy: &Policy, now: Instant) -> Arc<FileSecrets> {
+        let ttl = self.ttl;
+        self.scans.retain(|(_, at, _)| now.saturating_duration_since(*at) < ttl);
+        let key = ScanKey::of(policy);
+        if let Some((_, _, files)) = self.scans.iter().find(|(k, _, _)| *k == key) {
+            return Arc::clone(files);
+        }
+        let files = Arc::new(FileSecrets::scan(policy));
+        self.scans.push((key, now, Arc::clone(&files)));
+        files
+    }
+
+    /// How many scans are cached.
+    pub fn len(&self) -> usize {
+        self.scans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.scans.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_threshold_is_eight_characters() {
+        let set = SecretSet::from_values(["1234567", "12345678", "héhéhéh", "héhéhéhé"]);
+        assert!(!set.contains(b"1234567"));
+        assert!(set.contains(b"12345678"));
+        assert!(!set.contains("héhéhéh".as_bytes()));
+        assert!(set.contains("héhéhéhé".as_bytes()));
+        assert_eq!(set.mask(b"1234567 12345678"), b"1234567 <secret-hidden>");
+    }
+
+    #[test]
+    fn values_are_deduplicated_and_never_printed() {
+        let set = SecretSet::from_values(["duplicate-value", "duplicate-value"]);
+        assert_eq!(set.len(), 1);
+        assert!(!format!("{set:?}").contains("duplicate"));
+    }
+
+    #[test]
+    fn environment_secrets_follow_the_name_test() {
+        let env: BTreeMap<String, String> = [
+            ("GITHUB_TOKEN", "ghp_0123456789abcdef"),
+            ("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE"),
+            ("PORT", "30003000"),
+            ("NODE_ENV", "production"),
+            ("SHORT_TOKEN", "1234567"),
+            ("DATABASE_URL", "postgres://app:db-password-1@db/app"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let set = SecretSet::from_env(&env);
+        assert!(set.contains(b"ghp_0123456789abcdef"));
+        assert!(set.contains(b"db-password-1"));
+        for readable in [&b"AKIAIOSFODNN7EXAMPLE"[..], b"30003000", b"production", b"1234567"] {
+            assert!(!set.contains(readable), "{}", String::from_utf8_lossy(readable));
+        }
+    }
+}

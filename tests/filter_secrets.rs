@@ -1,0 +1,180 @@
+//! Secret discovery on disk: what is read, what the scan bounds leave out, and the cache.
+
+mod filter_support;
+
+use std::os::unix::fs::symlink;
+use std::time::{Duration, Instant};
+
+use filter_support::{env_with, policy, scratch, write};
+use hullward::filter::secrets::{SCAN_MAX_ENTRIES, SCAN_MAX_FILE_BYTES};
+use hullward::filter::{FileSecrets, OutputFilter, SecretCache, SecretSet};
+
+/// A PEM private key whose body lines are deterministic but look like base64.
+fn fake_key(kind: &str, lines: usize) -> String {
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut body = String::new();
+    for i in 0..lines {
+        let len = if i + 1 == lines { 20 } else { 64 };
+        for _ in 0..len {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            body.push(char::from(B64[(state % 64) as usize]));
+        }
+        body.push('\n');
+    }
+    format!("-----BEGIN {kind}PRIVATE KEY-----\n{body}-----END {kind}PRIVATE KEY-----\n")
+}
+
+#[test]
+fn protected_files_at_any_depth_are_read_and_ordinary_ones_are_not() {
+    let dir = scratch("secrets-depth");
+    let root = dir.join("work");
+    write(&root, ".env", "API_KEY=top-level-key-1\nPORT=3000\nNODE_ENV=production\n");
+    write(&root, "apps/web/.env.local", "export NEXT_SECRET=\"nested-secret-2\"\n");
+    write(&root, "config/app.yaml", "password: not-a-protected-file\n");
+    write(
+        &root,
+        "secrets/service.json",
+        r#"{"client_secret": "json-client-secret-3", "client_id": "visible-id-123"}"#,
+    );
+    let env = env_with(&dir.join("home"), &[]);
+    let set = SecretSet::discover(&policy(&root, &["secrets/**"], &env), &env);
+    for v in ["top-level-key-1", "nested-secret-2", "json-client-secret-3"] {
+        assert!(set.contains(v.as_bytes()), "{v}");
+    }
+    for v in ["3000", "production", "not-a-protected-file", "visible-id-123"] {
+        assert!(!set.contains(v.as_bytes()), "{v}");
+    }
+}
+
+#[test]
+fn the_scan_bounds_hold() {
+    let dir = scratch("secrets-bounds");
+    let root = dir.join("work");
+    write(&root, "node_modules/pkg/.env", "API_KEY=in-node-modules-1\n");
+    write(&root, "vendor/.env", "API_KEY=in-vendor-dir-2\n");
+    write(&root, "a/b/c/d/e/f/g/.env", "API_KEY=at-depth-eight-3\n");
+    write(&root, "a/b/c/d/e/f/g/h/.env", "API_KEY=at-depth-nine-4\n");
+    let big = format!("API_KEY=in-a-big-file-5\n{}", "#".repeat(SCAN_MAX_FILE_BYTES as usize));
+    write(&root, "big/.env", big);
+    let outside = write(&dir, "elsewhere/.env", "API_KEY=behind-a-dir-link-6\n");
+    symlink(outside.parent().unwrap(), root.join("linked")).unwrap();
+    let target = write(&dir, "target-file", "API_KEY=behind-a-file-link-7\n");
+    symlink(&target, root.join("linked.env")).unwrap();
+    std::fs::create_dir_all(root.join("fifo")).unwrap();
+    let status = std::process::Command::new("mkfifo").arg(root.join("fifo/.env")).status().unwrap();
+    assert!(status.success());
+    let env = env_with(&dir.join("home"), &[]);
+    let policy = policy(&root, &["linked.env"], &env);
+    let started = Instant::now();
+    let set = SecretSet::discover(&policy, &env);
+    assert!(started.elapsed() < Duration::from_secs(5), "the FIFO stalled the scan");
+    assert!(set.contains(b"at-depth-eight-3"));
+    assert!(set.contains(b"behind-a-file-link-7"));
+    for skipped in
+        ["in-node-modules-1", "in-vendor-dir-2", "at-depth-nine-4", "in-a-big-file-5", "behind-a-dir-link-6"]
+    {
+        assert!(!set.contains(skipped.as_bytes()), "{skipped}");
+    }
+}
+
+#[test]
+fn a_root_with_too_many_entries_is_cut_short() {
+    let dir = scratch("secrets-entries");
+    let root = dir.join("work");
+    std::fs::create_dir_all(root.join("many")).unwrap();
+    for i in 0..=SCAN_MAX_ENTRIES {
+        std::fs::File::create(root.join(format!("many/{i}"))).unwrap();
+    }
+    let env = env_with(&dir.join("home"), &[]);
+    let found = FileSecrets::scan(&policy(&root, &[], &env));
+    assert!(found.truncated);
+}
+
+#[test]
+fn home_credential_files_unless_turned_off() {
+    let dir = scratch("secrets-home");
+    let root = dir.join("work");
+    let home = dir.join("home");
+    let key = fake_key("OPENSSH ", 7);
+    write(&home, ".ssh/id_ed25519", &key);
+    write(&home, ".ssh/id_ed25519.pub", "ssh-ed25519 AAAAC3NzaPUBLICPUBLIC me@host\n");
+    write(
+        &home,
+        ".aws/credentials",
+        "[default]\naws_access_key_id = AKIAVISIBLE\naws_secret_access_key = aws-secret-1\n",
+    );
+    write(&home, ".pgpass", "db:5432:*:app:pgpass-secret-2\n");
+    write(&home, ".git-credentials", "https://me:git-credential-3@github.com\n");
+    write(&home, ".netrc", "machine h login me password netrc-secret-4\n");
+    write(&root, ".env", "API_KEY=dotenv-value-5\n");
+    let env = env_with(&home, &[]);
+    let policy = policy(&root, &[], &env);
+    let set = SecretSet::discover(&policy, &env);
+    for v in ["aws-secret-1", "pgpass-secret-2", "git-credential-3", "netrc-secret-4", "dotenv-value-5"] {
+        assert!(set.contains(v.as_bytes()), "{v}");
+    }
+    assert!(!set.contains(b"AKIAVISIBLE"));
+
+    // `cat ~/.ssh/id_ed25519` prints nothing usable, even with the newlines removed.
+    let mut f = OutputFilter::new(&set, &policy);
+    let mut out = Vec::new();
+    f.push(key.as_bytes(), &mut out);
+    f.push(key.replace('\n', "").as_bytes(), &mut out);
+    f.finish(&mut out);
+    let out = String::from_utf8(out).unwrap();
+    let first_body_line = key.lines().nth(1).unwrap();
+    assert!(!out.contains(&first_body_line[..32]), "{out}");
+    assert!(out.starts_with(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n<secret-hidden>\n<secret-hidden>\n<secret-hidden>\n"
+    ));
+
+    let config = write(&dir, "no-creds.yaml", "Security:\n  DenyCredentialFiles: false\n");
+    let mut req =
+        hullward::policy::load::LoadRequest { cwd: root.clone(), env: env.clone(), ..Default::default() };
+    req.config = Some(config);
+    let policy = hullward::policy::load::load(&req).unwrap();
+    let set = SecretSet::discover(&policy, &env);
+    assert!(!set.contains(b"netrc-secret-4") && !set.contains(b"aws-secret-1"));
+    assert!(set.contains(b"dotenv-value-5"), ".env stays protected either way");
+}
+
+#[test]
+fn the_cache_reuses_a_scan_for_its_lifetime_but_rereads_the_environment() {
+    let dir = scratch("secrets-cache");
+    let root = dir.join("work");
+    write(&root, ".env", "API_KEY=first-value-1\n");
+    let env = env_with(&dir.join("home"), &[]);
+    let policy = policy(&root, &[], &env);
+    let mut cache = SecretCache::new(Duration::from_secs(10));
+    let t0 = Instant::now();
+    assert!(cache.secrets(&policy, &env, t0).contains(b"first-value-1"));
+
+    write(&root, "apps/.env", "API_KEY=created-later-2\n");
+    let mut env2 = env.clone();
+    env2.insert("NEW_TOKEN".into(), "env-added-mid-session".into());
+    let set = cache.secrets(&policy, &env2, t0 + Duration::from_secs(9));
+    assert!(!set.contains(b"created-later-2"), "rescanned inside the time-to-live");
+    assert!(set.contains(b"env-added-mid-session"), "the environment is re-read on every call");
+    assert_eq!(cache.len(), 1);
+
+    let set = cache.secrets(&policy, &env, t0 + Duration::from_secs(10));
+    assert!(set.contains(b"created-later-2") && set.contains(b"first-value-1"));
+
+    let other = policy_for_other_root(&dir, &env);
+    cache.secrets(&other, &env, t0 + Duration::from_secs(11));
+    assert_eq!(cache.len(), 2, "one scan per root and rule set");
+    cache.secrets(&policy, &env, t0 + Duration::from_secs(30));
+    assert_eq!(cache.len(), 1, "expired scans are dropped");
+}
+
+fn policy_for_other_root(
+    dir: &std::path::Path,
+    env: &std::collections::BTreeMap<String, String>,
+) -> hullward::policy::Policy {
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    policy(&other, &[], env)
+}
