@@ -216,9 +216,6 @@ fn a_file_created_under_a_denied_directory_is_reported() {
 }
 
 #[test]
-#[ignore = "NOT WIRED: INTERFACE.md says `run` masks secret values in the child's output, but the \
-            supervisor pumps through PassThrough: a forwarded GITHUB_TOKEN printed by the child \
-            reaches hullward's stdout unmasked"]
 fn secret_values_printed_by_the_child_are_masked() {
     let sb = Sandbox::new();
     let mut c =

@@ -1,22 +1,50 @@
 //! `hullward check shell|path|url`: decide without doing, print the decision, exit 0 or 1.
 
+use std::collections::BTreeMap;
+
 use super::{CheckCommand, CommonArgs};
+use crate::audit::{AuditLog, AuditRecord, Subject};
 use crate::error::{code, Error};
+use crate::filter::SecretSet;
 use crate::guard::{path, shell, url, Decision, Verdict};
+use crate::policy::Policy;
 
 pub fn run(common: &CommonArgs, what: CheckCommand) -> Result<u8, Error> {
     let policy = common.policy()?;
-    let decision = match what {
-        CheckCommand::Shell { command } => shell::check(&policy, &command.join(" ")),
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let (subject, decision, secrets) = match what {
+        CheckCommand::Shell { command } => {
+            let command = command.join(" ");
+            let decision = shell::check(&policy, &command);
+            // A command string may carry a secret literally: mask what the files hold too.
+            (Subject::Command(command), decision, SecretSet::discover(&policy, &env))
+        }
         CheckCommand::Path { op, path: p } => {
             let cwd =
                 std::env::current_dir().map_err(|e| Error::Internal(format!("current directory: {e}")))?;
-            path::check(&policy, op, &p, &cwd)
+            let decision = path::check(&policy, op, &p, &cwd);
+            let subject =
+                Subject::Path { op: op.as_str().to_string(), path: p.to_string_lossy().into_owned() };
+            (subject, decision, SecretSet::from_env(&env))
         }
-        CheckCommand::Url { url: u } => url::check(&policy.http, &u),
+        CheckCommand::Url { url: u } => {
+            let decision = url::check(&policy.http, &u);
+            (Subject::Url(u), decision, SecretSet::from_env(&env))
+        }
     };
+    audit(&policy, subject, &decision, &secrets);
     print_decision(&decision, common.json);
     Ok(exit_code(&decision))
+}
+
+/// Appends the decision to the audit log; a log that cannot be written is a warning only.
+fn audit(policy: &Policy, subject: Subject, decision: &Decision, secrets: &SecretSet) {
+    let record = AuditRecord::decision(format!("check-{}", std::process::id()), subject, decision);
+    if let Err(e) = AuditLog::open(&policy.session.audit_path).and_then(|log| log.record(&record, secrets)) {
+        eprintln!("hullward: warning: cannot write the audit log: {e}");
+    }
 }
 
 /// Prints a decision: the JSON object of the contract, or the message (`allowed` when allowed).

@@ -5,32 +5,35 @@
 use std::ffi::OsString;
 
 use super::CommonArgs;
+use crate::audit::Subject;
 use crate::error::Error;
-use crate::guard::{shell, Verdict};
+use crate::guard::shell;
 use crate::supervisor::{self, RunRequest};
 
 pub fn run(common: &CommonArgs, argv: Vec<OsString>) -> Result<u8, Error> {
     let policy = common.policy()?;
-    let display = argv.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
-    let needs_approval = policy.session.hitl;
-    supervisor::run(&policy, &RunRequest { argv, display, json: common.json, needs_approval })
+    let words: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let request = RunRequest {
+        argv,
+        display: words.join(" "),
+        subject: Subject::Argv(words),
+        json: common.json,
+        guard: None,
+    };
+    supervisor::run(&policy, &request)
 }
 
 pub fn sh(common: &CommonArgs, command: &[String]) -> Result<u8, Error> {
     let policy = common.policy()?;
     let command = command.join(" ");
-    let decision = shell::check(&policy, &command);
-    if decision.verdict == Verdict::Deny {
-        return Ok(supervisor::denied(common.json, &decision.rule, &decision.message));
-    }
+    let guard = Some(shell::check(&policy, &command));
     let argv = ["/bin/sh", "-c", command.as_str()].iter().map(OsString::from).collect();
-    supervisor::run(
-        &policy,
-        &RunRequest {
-            argv,
-            display: command.clone(),
-            json: common.json,
-            needs_approval: decision.verdict == Verdict::Ask,
-        },
-    )
+    let request = RunRequest {
+        argv,
+        display: command.clone(),
+        subject: Subject::Command(command),
+        json: common.json,
+        guard,
+    };
+    supervisor::run(&policy, &request)
 }

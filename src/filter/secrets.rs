@@ -94,6 +94,18 @@ impl SecretSet {
         SecretSet::from_values(env_values(env).into_iter().chain(files.values.iter().cloned()))
     }
 
+    /// This set plus `extra` (values that did not come from the environment or a file, such as
+    /// credentials forwarded from the keychain).
+    pub fn with<I, V>(&self, extra: I) -> SecretSet
+    where
+        I: IntoIterator<Item = V>,
+        V: AsRef<[u8]>,
+    {
+        SecretSet::from_values(
+            self.values.iter().cloned().chain(extra.into_iter().map(|v| v.as_ref().to_vec())),
+        )
+    }
+
     /// A set of exactly these values, minus the ones that are too short.
     pub fn from_values<I, V>(values: I) -> SecretSet
     where

@@ -12,7 +12,9 @@ pub mod approval;
 mod events;
 pub mod pump;
 pub mod reap;
+mod record;
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -26,8 +28,10 @@ use std::net::Ipv4Addr;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 
+use crate::audit::Subject;
 use crate::error::{code, Error};
-use crate::guard::Verdict;
+use crate::filter::{FilterStats, OutputFilter, SecretSet};
+use crate::guard::{Decision, Verdict};
 use crate::policy::Policy;
 use crate::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
 use crate::sandbox::cgroup::CallCgroup;
@@ -37,7 +41,8 @@ use crate::sandbox::plan::{self, Call, NetPlan, PlanError, SandboxPlan};
 use crate::sandbox::spawn::{self, Stdio};
 use crate::sandbox::sys;
 use events::Events;
-use pump::{PumpEnd, Sink, StreamFilter};
+use pump::{PumpEnd, Sink};
+use record::Recorder;
 
 /// One call to run.
 #[derive(Debug, Clone)]
@@ -45,9 +50,12 @@ pub struct RunRequest {
     pub argv: Vec<OsString>,
     /// How the call is shown in prompts and messages (the shell command, or the argv).
     pub display: String,
+    /// What the audit log says the call was.
+    pub subject: Subject,
     pub json: bool,
-    /// Ask the human first (HITL on, and no earlier decision already asked for approval).
-    pub needs_approval: bool,
+    /// The shell guard's decision (`sh`): recorded, and a denial stops the call; `ask` means
+    /// approval. Without one (`run`), approval is asked when HITL is on.
+    pub guard: Option<Decision>,
 }
 
 /// How the child's life ended.
@@ -62,71 +70,96 @@ enum End {
 /// How long killing the tree and draining the pipes may take before hullward gives up waiting.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
-/// Passes bytes through unchanged.
-struct PassThrough;
-
-impl StreamFilter for PassThrough {
-    fn push(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
-        out.extend_from_slice(chunk);
-    }
-    fn finish(&mut self, _out: &mut Vec<u8>) {}
-}
-
 /// Runs the call and returns hullward's exit code.
 pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
     let events = Events::new(req.json);
-    if !req.needs_approval {
-        return run_approved(policy, req, &events);
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let call_id = call_name();
+    let mut recorder =
+        Recorder::new(policy, &call_id, req.subject.clone(), SecretSet::discover(policy, &env), &events);
+    let needs_approval = match &req.guard {
+        Some(decision) => {
+            recorder.decision(decision, &events);
+            if decision.verdict == Verdict::Deny {
+                return Ok(deny(&recorder, &events, &decision.rule, &decision.message));
+            }
+            decision.verdict == Verdict::Ask
+        }
+        None => policy.session.hitl,
+    };
+    if needs_approval {
+        if let approval::Approval::Refused(message) = approval::ask(policy, &req.display) {
+            recorder.decision(&Decision::deny("approval", message.clone()), &events);
+            return Ok(deny(&recorder, &events, "approval", &message));
+        }
+        recorder.decision(&Decision::allow("approval"), &events);
     }
-    if let approval::Approval::Refused(message) = approval::ask(policy, &req.display) {
-        return Ok(denied(req.json, "approval", &message));
-    }
-    run_approved(policy, req, &events)
+    let exit = run_approved(policy, req, &call_id, env, &mut recorder, &events)?;
+    Ok(exit)
 }
 
-/// Tells a caller that the call was denied before it ran: the `[DENIED]` text on stderr and the
-/// final event with the rule. Returns the exit code (126).
-pub fn denied(json: bool, rule: &str, message: &str) -> u8 {
-    let events = Events::new(json);
+/// A call denied before it ran: the `[DENIED]` text, the final event with the rule, the audit
+/// record. Returns the exit code (126).
+fn deny(recorder: &Recorder, events: &Events, rule: &str, message: &str) -> u8 {
     events.say(message);
     events.exit(code::DENIED_BEFORE_RUN as i32, "denied", Some((rule, message)));
+    recorder.finish(code::DENIED_BEFORE_RUN as i32, FilterStats::default(), Vec::new(), events);
     code::DENIED_BEFORE_RUN
 }
 
-fn run_approved(policy: &Policy, req: &RunRequest, events: &Events) -> Result<u8, Error> {
+fn run_approved(
+    policy: &Policy,
+    req: &RunRequest,
+    call_id: &str,
+    env: BTreeMap<String, String>,
+    recorder: &mut Recorder,
+    events: &Events,
+) -> Result<u8, Error> {
     let kernel = KernelSupport::probe_env();
     let cwd = std::env::current_dir().map_err(|e| Error::Internal(format!("current directory: {e}")))?;
     let call = Call {
         argv: req.argv.clone(),
         cwd,
-        env: std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect(),
+        env,
         terminal: std::io::stdin().is_terminal() || std::io::stdout().is_terminal(),
     };
     let plan = match plan::build(policy, &call, &kernel) {
         Ok(p) => p,
         Err(e @ PlanError::StrictRefused(_)) => {
-            events.say(&format!("hullward: {e}"));
-            events.exit(code::STRICT_REFUSED as i32, "strict-refused", None);
-            return Ok(code::STRICT_REFUSED);
+            return Ok(refuse(
+                recorder,
+                events,
+                code::STRICT_REFUSED,
+                "strict-refused",
+                format!("hullward: {e}"),
+            ))
         }
         Err(e @ PlanError::NotFound(_)) => {
-            events.say(&format!("hullward: {e}"));
-            return Ok(127);
+            return Ok(refuse(recorder, events, 127, "not-found", format!("hullward: {e}")))
         }
         Err(e) => return Err(Error::Internal(e.to_string())),
     };
+    if !plan.env.credential_values.is_empty() {
+        let secrets = recorder.secrets().with(&plan.env.credential_values);
+        recorder.set_secrets(secrets);
+    }
     announce(&plan, events);
 
     let cgroup = if plan.yolo {
         None
     } else {
-        match CallCgroup::create(&kernel.cgroups, &call_name(), plan.processes, plan.memory) {
+        match CallCgroup::create(&kernel.cgroups, call_id, plan.processes, plan.memory) {
             Ok(cg) => Some(cg),
             Err(e) if policy.sandbox.strict && kernel.root => {
-                events.say(&format!("hullward: strict mode refuses to run: the call's cgroup (process limit) cannot be created: {e}"));
-                return Ok(code::STRICT_REFUSED);
+                return Ok(refuse(
+                    recorder,
+                    events,
+                    code::STRICT_REFUSED,
+                    "strict-refused",
+                    format!("hullward: strict mode refuses to run: the call's cgroup (process limit) cannot be created: {e}"),
+                ));
             }
             Err(e) => {
                 events.say(&format!("hullward: warning: running without the call's cgroup: {e}"));
@@ -145,9 +178,13 @@ fn run_approved(policy: &Policy, req: &RunRequest, events: &Events) -> Result<u8
         NetPlan::Proxy { port } => match start_egress(policy, &runtime, port) {
             Ok(e) => Some(e),
             Err(message) => {
-                events.say(&format!("hullward: strict mode refuses to run: {message}"));
-                events.exit(code::STRICT_REFUSED as i32, "strict-refused", None);
-                return Ok(code::STRICT_REFUSED);
+                return Ok(refuse(
+                    recorder,
+                    events,
+                    code::STRICT_REFUSED,
+                    "strict-refused",
+                    format!("hullward: strict mode refuses to run: {message}"),
+                ))
             }
         },
         _ => None,
@@ -160,15 +197,22 @@ fn run_approved(policy: &Policy, req: &RunRequest, events: &Events) -> Result<u8
     let spawned = match spawn::spawn(&plan, stdio, cgroup.as_ref(), netns) {
         Ok(s) => s,
         Err(e) => {
-            events.say(&format!("hullward: {e}"));
-            events.exit(e.exit_code() as i32, "setup-failed", None);
-            return Ok(e.exit_code());
+            return Ok(refuse(recorder, events, e.exit_code(), "setup-failed", format!("hullward: {e}")))
         }
     };
     drop((out_w, err_w));
 
-    let end =
-        runtime.block_on(supervise(&plan, spawned.pidfd, out_r, err_r, cgroup.as_ref(), egress, events))?;
+    let filter = OutputFilter::new(recorder.secrets(), policy);
+    let streams = Streams { out: out_r, err: err_r, filter };
+    let (end, filtered) = runtime.block_on(supervise(
+        &plan,
+        spawned.pidfd,
+        streams,
+        cgroup.as_ref(),
+        egress,
+        recorder,
+        events,
+    ))?;
 
     let exit = match end {
         End::Exited(status) => status.clamp(0, 255) as u8,
@@ -191,7 +235,17 @@ fn run_approved(policy: &Policy, req: &RunRequest, events: &Events) -> Result<u8
     };
     report_protected_changes(policy, &plan, events);
     events.exit(i32::from(exit), end_reason(end), None);
+    let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
+    recorder.finish(i32::from(exit), filtered, dropped, events);
     Ok(exit)
+}
+
+/// Ends a call that never ran its program: the message, the final event, the audit record.
+fn refuse(recorder: &Recorder, events: &Events, code: u8, reason: &str, message: String) -> u8 {
+    events.say(&message);
+    events.exit(i32::from(code), reason, None);
+    recorder.finish(i32::from(code), FilterStats::default(), Vec::new(), events);
+    code
 }
 
 fn end_reason(end: End) -> &'static str {
@@ -242,15 +296,22 @@ fn start_egress(policy: &Policy, runtime: &tokio::runtime::Runtime, port: u16) -
     Ok(Egress { netns, proxy, events })
 }
 
+/// The child's output pipes and the filter they pass through (one copy per stream).
+struct Streams {
+    out: OwnedFd,
+    err: OwnedFd,
+    filter: OutputFilter,
+}
+
 async fn supervise(
     plan: &SandboxPlan,
     pidfd: OwnedFd,
-    out_r: OwnedFd,
-    err_r: OwnedFd,
+    streams: Streams,
     cgroup: Option<&CallCgroup>,
     egress: Option<Egress>,
+    recorder: &Recorder,
     events: &Events,
-) -> Result<End, Error> {
+) -> Result<(End, FilterStats), Error> {
     let json = events.on();
     let internal = |what: &str| {
         let what = what.to_string();
@@ -262,15 +323,16 @@ async fn supervise(
     } else {
         Sink::Stderr(tokio::io::stderr())
     };
+    let Streams { out, err, filter } = streams;
     let mut out_task = tokio::spawn(pump::pump(
-        out_r,
-        Box::new(PassThrough),
+        out,
+        filter.clone(),
         Sink::Stdout(tokio::io::stdout()),
         used.clone(),
         plan.output_cap,
     ));
-    let mut err_task =
-        tokio::spawn(pump::pump(err_r, Box::new(PassThrough), err_sink, used, plan.output_cap));
+    let mut err_task = tokio::spawn(pump::pump(err, filter, err_sink, used, plan.output_cap));
+    let mut filtered = FilterStats::default();
     let child = sys::async_pidfd(pidfd).map_err(internal("pidfd"))?;
     let timeout = plan.timeout.unwrap_or(Duration::from_secs(u64::MAX / 4));
     let deadline = tokio::time::sleep(timeout);
@@ -290,7 +352,7 @@ async fn supervise(
     let end = loop {
         tokio::select! {
             Some(ev) = async { egress_events.as_mut()?.recv().await }, if egress_events.is_some() => {
-                report_egress(&ev, events);
+                report_egress(&ev, recorder, events);
             }
             guard = child.readable() => {
                 let mut guard = guard.map_err(internal("pidfd"))?;
@@ -302,11 +364,17 @@ async fn supervise(
             _ = &mut deadline => break End::Timeout,
             r = &mut out_task, if !out_done => {
                 out_done = true;
-                if matches!(r, Ok(Ok(PumpEnd::OverBudget))) { break End::OverBudget; }
+                if let Ok(Ok((pumped, stats))) = r {
+                    filtered = filtered + stats;
+                    if pumped == PumpEnd::OverBudget { break End::OverBudget; }
+                }
             }
             r = &mut err_task, if !err_done => {
                 err_done = true;
-                if matches!(r, Ok(Ok(PumpEnd::OverBudget))) { break End::OverBudget; }
+                if let Ok(Ok((pumped, stats))) = r {
+                    filtered = filtered + stats;
+                    if pumped == PumpEnd::OverBudget { break End::OverBudget; }
+                }
             }
             _ = sigint.recv() => break End::Signal(libc::SIGINT),
             _ = sigterm.recv() => break End::Signal(libc::SIGTERM),
@@ -323,7 +391,9 @@ async fn supervise(
     }
     for (done, task) in [(out_done, &mut out_task), (err_done, &mut err_task)] {
         if !done {
-            let _ = tokio::time::timeout(KILL_WAIT, task).await;
+            if let Ok(Ok(Ok((_, stats)))) = tokio::time::timeout(KILL_WAIT, task).await {
+                filtered = filtered + stats;
+            }
         }
     }
     if let Some(proxy) = proxy {
@@ -331,14 +401,14 @@ async fn supervise(
     }
     if let Some(rx) = egress_events.as_mut() {
         while let Ok(Some(ev)) = tokio::time::timeout(KILL_WAIT, rx.recv()).await {
-            report_egress(&ev, events);
+            report_egress(&ev, recorder, events);
         }
     }
-    Ok(end)
+    Ok((end, filtered))
 }
 
 /// Tells the user about a refused outbound request (the child only sees a bare 403 over CONNECT).
-fn report_egress(ev: &ProxyEvent, events: &Events) {
+fn report_egress(ev: &ProxyEvent, recorder: &Recorder, events: &Events) {
     if ev.verdict != Verdict::Allow {
         events.say(&format!(
             "hullward: egress {} {}:{} refused ({}): {}",
@@ -350,6 +420,7 @@ fn report_egress(ev: &ProxyEvent, events: &Events) {
         ));
     }
     events.egress(ev);
+    recorder.egress(ev, events);
 }
 
 /// Re-walks the roots and reports protected files created or changed during the call.

@@ -3,8 +3,9 @@
 //!
 //! Each pump reads up to 64 KiB at a time from its pipe, counts the bytes against the call's
 //! shared output budget (`Limits.OutputBytes`; when it is exhausted the pump stops and reports it,
-//! and the supervisor kills the tree), runs the chunk through its [`StreamFilter`] and writes the
-//! result out. At end of file the filter's held-back tail is flushed.
+//! and the supervisor kills the tree), runs the chunk through its [`OutputFilter`] (protected-diff
+//! hiding, then secret masking) and writes the result out. At end of file the filter's held-back
+//! tail is flushed; the filter's counters go to the audit log.
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,13 +14,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::unix::pipe;
 
-/// A transformation applied to a byte stream in chunks (secret masking, diff hiding).
-pub trait StreamFilter: Send {
-    /// Filters `chunk`, appending what can be released now to `out`.
-    fn push(&mut self, chunk: &[u8], out: &mut Vec<u8>);
-    /// Appends whatever was held back, at end of stream.
-    fn finish(&mut self, out: &mut Vec<u8>);
-}
+use crate::filter::{FilterStats, OutputFilter};
 
 /// How a pump ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +61,18 @@ async fn write_flush<W: AsyncWrite + Unpin>(w: &mut W, data: &[u8]) -> std::io::
 /// closes the pipe, passing the broken pipe on to the child.
 pub async fn pump(
     fd: OwnedFd,
-    mut filter: Box<dyn StreamFilter>,
+    mut filter: OutputFilter,
+    sink: Sink,
+    used: Arc<AtomicU64>,
+    budget: u64,
+) -> std::io::Result<(PumpEnd, FilterStats)> {
+    let end = copy(fd, &mut filter, sink, used, budget).await?;
+    Ok((end, filter.stats()))
+}
+
+async fn copy(
+    fd: OwnedFd,
+    filter: &mut OutputFilter,
     mut sink: Sink,
     used: Arc<AtomicU64>,
     budget: u64,
