@@ -735,7 +735,7 @@ mod tests {
             error_fd: 7,
             keep_fds: vec![9, 7],
             cgroup_procs: vec![8],
-            rlimits: vec![(libc::RLIMIT_NOFILE, 64, 64)],
+            rlimits: vec![(crate::sandbox::sys::rlimit::NOFILE, 64, 64)],
             unshare_flags: libc::CLONE_NEWNS | libc::CLONE_NEWNET,
             id_maps: vec![],
             userns_at_clone: false,

@@ -23,6 +23,7 @@ use super::kernel::{KernelSupport, STRICT_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
 use super::masks::{self, MaskKind, Snapshot};
 use super::seccomp::SocketPolicy;
+use super::sys;
 use super::view::{self, Source, ViewSpec, DEVICES, PRIVATE_TMPFS};
 use crate::policy::{NetMode, Policy};
 
@@ -325,9 +326,9 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
 
     let limits = policy.sandbox.limits;
     let mut rlimits =
-        vec![(libc::RLIMIT_NOFILE, limits.open_files, limits.open_files), (libc::RLIMIT_CORE, 0, 0)];
+        vec![(sys::rlimit::NOFILE, limits.open_files, limits.open_files), (sys::rlimit::CORE, 0, 0)];
     if !kernel.root {
-        rlimits.push((libc::RLIMIT_NPROC, limits.processes, limits.processes));
+        rlimits.push((sys::rlimit::NPROC, limits.processes, limits.processes));
     }
 
     Ok(SandboxPlan {
@@ -362,7 +363,7 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
 /// the host names them), and nobody — so that `whoami`, `ls -l` and git find a name, while the
 /// host's real account list stays outside.
 fn identity_files() -> Vec<(PathBuf, Vec<u8>)> {
-    let (uid, gid) = (super::sys::geteuid(), super::sys::getegid());
+    let (uid, gid) = (sys::geteuid(), sys::getegid());
     let host_line = |file: &str, id: u32| {
         std::fs::read_to_string(file)
             .ok()?
@@ -498,9 +499,9 @@ impl SandboxPlan {
 
 fn rlimit_name(r: u32) -> &'static str {
     match r {
-        libc::RLIMIT_NOFILE => "nofile",
-        libc::RLIMIT_CORE => "core",
-        libc::RLIMIT_NPROC => "nproc",
+        sys::rlimit::NOFILE => "nofile",
+        sys::rlimit::CORE => "core",
+        sys::rlimit::NPROC => "nproc",
         _ => "other",
     }
 }

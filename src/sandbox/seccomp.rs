@@ -58,6 +58,11 @@ const NAMESPACE_FLAGS: &[u64] = &[
 ];
 const CLONE_NEWTIME: u64 = 0x80;
 const SOCK_DCCP: i32 = 6;
+/// The terminal-injection ioctls (glibc types them `u64`, musl `c_int`).
+#[allow(clippy::unnecessary_cast)]
+const TIOCSTI: u64 = libc::TIOCSTI as u64;
+#[allow(clippy::unnecessary_cast)]
+const TIOCLINUX: u64 = libc::TIOCLINUX as u64;
 /// The obsolete packet socket type (libc deprecates its constant).
 const SOCK_PACKET: i32 = 10;
 
@@ -174,8 +179,8 @@ fn main_filter(sockets: SocketPolicy) -> Result<SeccompFilter, SeccompError> {
     rules.insert(
         libc::SYS_ioctl,
         vec![
-            rule(vec![cond(1, Len::Dword, Op::Eq, libc::TIOCSTI)?])?,
-            rule(vec![cond(1, Len::Dword, Op::Eq, libc::TIOCLINUX)?])?,
+            rule(vec![cond(1, Len::Dword, Op::Eq, TIOCSTI)?])?,
+            rule(vec![cond(1, Len::Dword, Op::Eq, TIOCLINUX)?])?,
         ],
     );
     // personality(2): allow the query and the values programs use legitimately.

@@ -14,6 +14,15 @@
 use std::ffi::CStr;
 use std::os::fd::RawFd;
 
+/// The resource limits hullward sets, as `u32` whatever the C library's type for them (glibc
+/// uses `u32`, musl `c_int`).
+#[allow(clippy::unnecessary_cast)]
+pub mod rlimit {
+    pub const NOFILE: u32 = libc::RLIMIT_NOFILE as u32;
+    pub const CORE: u32 = libc::RLIMIT_CORE as u32;
+    pub const NPROC: u32 = libc::RLIMIT_NPROC as u32;
+}
+
 /// A raw `errno` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Errno(pub i32);
@@ -375,7 +384,7 @@ impl Sys for RealSys {
         }
         req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
         // SAFETY: `req` is a valid `ifreq` on this stack frame for the duration of the call.
-        let ret = unsafe { libc::ioctl(sock, libc::SIOCSIFFLAGS, &req as *const libc::ifreq) };
+        let ret = unsafe { libc::ioctl(sock, libc::SIOCSIFFLAGS as _, &req as *const libc::ifreq) };
         let result = check(ret);
         // SAFETY: `sock` was opened above and is closed exactly once.
         unsafe { libc::close(sock) };
@@ -398,7 +407,7 @@ impl Sys for RealSys {
     fn setrlimit(&self, resource: u32, soft: u64, hard: u64) -> SysResult<()> {
         let lim = libc::rlimit { rlim_cur: soft, rlim_max: hard };
         // SAFETY: `lim` lives on this frame for the call.
-        check(unsafe { libc::setrlimit(resource as libc::__rlimit_resource_t, &lim) })
+        check(unsafe { libc::setrlimit(resource as _, &lim) })
     }
 
     fn landlock_add_path_rule(&self, ruleset: RawFd, dir: RawFd, access: u64) -> SysResult<()> {
