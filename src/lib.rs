@@ -2,8 +2,13 @@
 //!
 //! The layers, in the order a call passes them (see `docs/architecture.md`):
 //! [`policy`] loads one immutable `Policy`; [`guard`] decides requests before anything runs;
-//! [`proxy`] is the egress proxy of `--net proxy`; [`cli`] wires the commands of the contract
-//! to them.
+//! [`supervisor`] runs an allowed call: [`sandbox`] confines it at the kernel, [`filter`] masks
+//! what it prints, [`proxy`] is its only way out with `--net proxy`, [`audit`] records it;
+//! [`cli`] wires the commands of the contract to them.
+
+// Module documentation explains the order in which private modules are used and links to them;
+// read it with `cargo doc --document-private-items`.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod audit;
 pub mod cli;

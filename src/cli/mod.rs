@@ -3,7 +3,7 @@
 //! `main` parses the arguments (clap exits 2 on a usage error), builds the policy from the common
 //! flags ([`args`]), runs one command module and turns its result into the exit code. Each
 //! command lives in its own module; none of them prints an error itself — they return
-//! [`Error`](crate::Error) and `main` reports it once.
+//! [`Error`] and `main` reports it once.
 
 mod args;
 mod check;

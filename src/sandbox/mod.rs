@@ -5,7 +5,7 @@
 //! 1. [`kernel::KernelSupport::probe_env`] — what this kernel can enforce (Landlock ABI, seccomp,
 //!    namespaces, cgroups);
 //! 2. [`plan::build`] — the [`plan::SandboxPlan`] for one call: strict-mode decision, program,
-//!    environment ([`env`]), the masks from the deny globs ([`masks`]), the filesystem view
+//!    environment ([`env`](mod@env)), the masks from the deny globs ([`masks`]), the filesystem view
 //!    ([`view`]), the Landlock rules ([`landlock`]), the seccomp policy ([`seccomp`]), limits;
 //! 3. [`cgroup::CallCgroup::create`] — the call's cgroups (process limit, tree kill);
 //! 4. [`spawn::spawn`] — kernel objects, `clone3`, and in the child [`child::run`], which applies

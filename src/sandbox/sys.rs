@@ -8,7 +8,7 @@
 //!
 //! [`Sys`] is the seam that keeps process setup testable (the youki approach): [`super::child`]
 //! drives a `Sys` in a fixed order, the real implementation is [`RealSys`], and the unit tests
-//! record the calls of a fake one. The parent-side helpers at the bottom ([`clone3`], [`waitid`],
+//! record the calls of a fake one. The parent-side helpers at the bottom ([`clone3`], [`wait`],
 //! [`pidfd_kill`], …) are the other raw calls hullward needs and that `std`/`nix` do not cover.
 
 use std::ffi::CStr;

@@ -1,7 +1,7 @@
 //! The supervisor: runs one call from approval to exit status.
 //!
 //! Order of [`run`]: approval (HITL, or the unattended policy) → the kernel's facts and the
-//! [`SandboxPlan`](crate::sandbox::plan::SandboxPlan) (strict refusal → exit 3) → the call's
+//! [`SandboxPlan`] (strict refusal → exit 3) → the call's
 //! cgroup → output pipes → `spawn` → a single-threaded tokio runtime that pumps stdout/stderr
 //! through the filters, waits for the child's pidfd, and watches the timeout, the output budget
 //! and hullward's own termination signals → the whole tree is killed (`cgroup.kill`) whatever
