@@ -98,6 +98,13 @@ impl GlobRules {
         Ok(GlobRules { rules, set: build(builder)?, dirs: build(dirs)?, dir_rules })
     }
 
+    /// Rules from bare patterns, all with the same origin (tests, built-in lists).
+    pub fn from_patterns(patterns: &[&str], origin: Origin) -> Result<Self, GlobError> {
+        GlobRules::new(
+            patterns.iter().map(|p| GlobRule { pattern: p.to_string(), origin: origin.clone() }).collect(),
+        )
+    }
+
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
@@ -150,12 +157,7 @@ mod tests {
     use super::*;
 
     fn rules(pats: &[&str]) -> GlobRules {
-        GlobRules::new(
-            pats.iter()
-                .map(|p| GlobRule { pattern: p.to_string(), origin: Origin::Flag("--deny") })
-                .collect(),
-        )
-        .unwrap()
+        GlobRules::from_patterns(pats, Origin::Flag("--deny")).unwrap()
     }
 
     #[test]

@@ -496,25 +496,14 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::GlobRule;
     use std::os::unix::fs::symlink;
 
     fn rules(pats: &[&str]) -> GlobRules {
-        GlobRules::new(
-            pats.iter()
-                .map(|p| GlobRule { pattern: p.to_string(), origin: Origin::Flag("--deny") })
-                .collect(),
-        )
-        .unwrap()
+        GlobRules::from_patterns(pats, Origin::Flag("--deny")).unwrap()
     }
 
     fn builtin(pats: &[&str]) -> GlobRules {
-        GlobRules::new(
-            pats.iter()
-                .map(|p| GlobRule { pattern: p.to_string(), origin: Origin::Builtin("git-metadata") })
-                .collect(),
-        )
-        .unwrap()
+        GlobRules::from_patterns(pats, Origin::Builtin("git-metadata")).unwrap()
     }
 
     fn scan_with(

@@ -635,42 +635,23 @@ pub fn pipe_cloexec() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::Own
     }
 }
 
+/// `landlock_create_ruleset(NULL, 0, flag)`: a query of the running kernel; -1 when Landlock is
+/// unavailable or disabled.
+fn landlock_query(flag: u32) -> i64 {
+    // SAFETY: with a NULL attribute and size 0 the call only answers the query named by `flag`.
+    unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, flag) }
+}
+
 /// The running kernel's Landlock ABI version (0 when Landlock is unavailable or disabled).
 pub fn landlock_abi() -> u32 {
     const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
-    // SAFETY: with a NULL attribute and size 0 this only queries the version.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_VERSION,
-        )
-    };
-    if v < 0 {
-        0
-    } else {
-        v as u32
-    }
+    u32::try_from(landlock_query(LANDLOCK_CREATE_RULESET_VERSION)).unwrap_or(0)
 }
 
 /// The Landlock errata bitmask of the running kernel (0 when not reported).
 pub fn landlock_errata() -> u64 {
     const LANDLOCK_CREATE_RULESET_ERRATA: u32 = 1 << 1;
-    // SAFETY: with a NULL attribute and size 0 this only queries the errata.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_ERRATA,
-        )
-    };
-    if v < 0 {
-        0
-    } else {
-        v as u64
-    }
+    u64::try_from(landlock_query(LANDLOCK_CREATE_RULESET_ERRATA)).unwrap_or(0)
 }
 
 /// Whether this process could install a seccomp filter (`prctl(PR_GET_SECCOMP)` succeeds).
