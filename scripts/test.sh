@@ -3,4 +3,4 @@
 # Needs root (namespaces, mounts, cgroups) on Linux with Landlock; see README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec cargo test --locked --all-targets "$@"
+exec cargo test --locked "$@"
