@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::fmt::MakeWriter;
@@ -24,11 +25,9 @@ pub const LOG_ENV: &str = "HULLWARD_LOG";
 /// Installs the masked stderr logger. Calling it again (or after another subscriber was set) does
 /// nothing.
 pub fn init() {
-    let env: BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect();
-    let (level, bad) = level(env.get(LOG_ENV).map(String::as_str));
-    let writer = MaskingMakeWriter::new(SecretSet::from_env(&env), io::stderr);
+    let setting = std::env::var(LOG_ENV).ok();
+    let (level, bad) = level(setting.as_deref());
+    let writer = MaskingMakeWriter::from_env(io::stderr);
     let installed = tracing_subscriber::fmt()
         .with_max_level(level)
         .with_target(false)
@@ -55,15 +54,31 @@ fn level(value: Option<&str>) -> (LevelFilter, Option<&str>) {
 }
 
 /// Makes one [`MaskedEvent`] writer per event, in front of an inner writer (stderr in `init`).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MaskingMakeWriter<M> {
-    secrets: SecretSet,
+    secrets: OnceLock<SecretSet>,
     inner: M,
 }
 
 impl<M> MaskingMakeWriter<M> {
+    /// Masks exactly `secrets`.
     pub fn new(secrets: SecretSet, inner: M) -> MaskingMakeWriter<M> {
-        MaskingMakeWriter { secrets, inner }
+        MaskingMakeWriter { secrets: OnceLock::from(secrets), inner }
+    }
+
+    /// Masks the secrets of this process's environment, read when the first event is written
+    /// (most runs log nothing, and building the set is not free).
+    pub fn from_env(inner: M) -> MaskingMakeWriter<M> {
+        MaskingMakeWriter { secrets: OnceLock::new(), inner }
+    }
+
+    fn secrets(&self) -> &SecretSet {
+        self.secrets.get_or_init(|| {
+            let env: BTreeMap<String, String> = std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect();
+            SecretSet::from_env(&env)
+        })
     }
 }
 
@@ -71,7 +86,7 @@ impl<'a, M: MakeWriter<'a>> MakeWriter<'a> for MaskingMakeWriter<M> {
     type Writer = MaskedEvent<'a, M::Writer>;
 
     fn make_writer(&'a self) -> Self::Writer {
-        MaskedEvent { secrets: &self.secrets, inner: self.inner.make_writer(), buf: Vec::new() }
+        MaskedEvent { secrets: self.secrets(), inner: self.inner.make_writer(), buf: Vec::new() }
     }
 }
 

@@ -8,57 +8,57 @@
 //! This can hide an ordinary file that happens to share a protected name; it never shows a
 //! protected one.
 //!
-//! Built once per call from `policy.deny` ([`ProtectedPaths::new`]); asked per header path
-//! ([`ProtectedPaths::is_protected`]).
+//! Built once per call from `policy.deny` ([`ProtectedPaths::new`], compiled on first use); asked
+//! per header path ([`ProtectedPaths::is_protected`]).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 use globset::{GlobSet, GlobSetBuilder};
 
 use crate::policy::globs::{compile, GlobRules};
 
-/// The deny rules, each read at any depth and covering its descendants.
+/// The deny rules, each read at any depth and covering its descendants. The glob set is compiled
+/// on the first question (most output holds no diff at all) and shared by every clone.
 #[derive(Debug, Clone)]
 pub struct ProtectedPaths {
-    set: GlobSet,
+    patterns: Arc<[String]>,
+    set: Arc<OnceLock<GlobSet>>,
 }
 
 impl ProtectedPaths {
-    /// Derives `**/RULE` and `**/RULE/**` from every deny rule. A rule that cannot be derived
-    /// (it compiled as written, so this should not happen) makes every path protected: a diff
-    /// filter that is unsure hides.
+    /// Derives `**/RULE` and `**/RULE/**` from every deny rule.
     pub fn new(deny: &GlobRules) -> ProtectedPaths {
-        let mut builder = GlobSetBuilder::new();
+        let mut patterns = Vec::new();
         for rule in deny.rules() {
             let core = anchorless(&rule.pattern);
-            let derived = if core.is_empty() || core == "**" {
-                vec!["**".to_string()]
+            if core.is_empty() || core == "**" {
+                patterns.push("**".to_string());
             } else {
-                vec![format!("**/{core}"), format!("**/{core}/**")]
-            };
-            for pattern in derived {
-                match compile(&pattern) {
+                patterns.push(format!("**/{core}"));
+                patterns.push(format!("**/{core}/**"));
+            }
+        }
+        ProtectedPaths { patterns: patterns.into(), set: Arc::new(OnceLock::new()) }
+    }
+
+    /// The compiled set. A pattern that cannot be compiled (it compiled as a deny rule, so this
+    /// should not happen) makes every path protected: a diff filter that is unsure hides.
+    fn set(&self) -> &GlobSet {
+        self.set.get_or_init(|| {
+            let mut builder = GlobSetBuilder::new();
+            for pattern in self.patterns.iter() {
+                match compile(pattern) {
                     Ok(glob) => {
                         builder.add(glob);
                     }
-                    Err(_) => return ProtectedPaths::everything(),
+                    Err(_) => return everything(),
                 }
             }
-        }
-        match builder.build() {
-            Ok(set) => ProtectedPaths { set },
-            Err(_) => ProtectedPaths::everything(),
-        }
-    }
-
-    fn everything() -> ProtectedPaths {
-        let mut builder = GlobSetBuilder::new();
-        if let Ok(glob) = compile("**") {
-            builder.add(glob);
-        }
-        ProtectedPaths { set: builder.build().unwrap_or_else(|_| GlobSet::empty()) }
+            builder.build().unwrap_or_else(|_| everything())
+        })
     }
 
     /// Whether `path` (bytes as printed, already unquoted) or any part of it is protected.
@@ -73,8 +73,17 @@ impl ProtectedPaths {
                 break;
             }
         }
-        !p.is_empty() && self.set.is_match(Path::new(OsStr::from_bytes(p)))
+        !p.is_empty() && self.set().is_match(Path::new(OsStr::from_bytes(p)))
     }
+}
+
+/// A set that matches every path.
+fn everything() -> GlobSet {
+    let mut builder = GlobSetBuilder::new();
+    if let Ok(glob) = compile("**") {
+        builder.add(glob);
+    }
+    builder.build().unwrap_or_else(|_| GlobSet::empty())
 }
 
 /// A pattern without its anchoring: no leading `./`, `/` or `**/`.

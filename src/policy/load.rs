@@ -115,13 +115,17 @@ impl Layer<'_> {
         }
     }
 
+    /// How diagnostics name this layer: the file, or `<profile NAME>`.
+    fn diag_file(&self) -> Option<PathBuf> {
+        self.origin_file
+            .clone()
+            .or_else(|| self.profile_name.as_ref().map(|p| PathBuf::from(format!("<profile {p}>"))))
+    }
+
     fn diag(&self, severity: Severity, path: &[Step<'_>], message: String) -> Diagnostic {
         Diagnostic {
             severity,
-            file: self
-                .origin_file
-                .clone()
-                .or_else(|| self.profile_name.as_ref().map(|p| PathBuf::from(format!("<profile {p}>")))),
+            file: self.diag_file(),
             line: line_of(self.text, path),
             key: dotted(path),
             message,
@@ -327,13 +331,13 @@ fn raw_paths(layer: &Layer<'_>, path: &[Step<'_>], list: &[String]) -> Vec<RawPa
 }
 
 fn raw_path(layer: &Layer<'_>, path: &[Step<'_>], text: &str) -> RawPath {
-    let d = layer.diag(Severity::Error, path, String::new());
     RawPath {
         text: text.to_string(),
         base: layer.base.clone(),
+        // Only a file's origin carries a line (looked up here); built-in profiles carry none.
         origin: layer.origin(path),
-        diag_file: d.file,
-        key: d.key,
+        diag_file: layer.diag_file(),
+        key: dotted(path),
     }
 }
 
