@@ -17,7 +17,7 @@ use super::child::{self, ChildLandlockRule, ChildPlan, Stage, StepError};
 use super::landlock::{self, LandlockError};
 use super::plan::{NetPlan, SandboxPlan};
 use super::seccomp::{self, SeccompError};
-use super::sys::{self, Forked, RealSys};
+use super::sys;
 
 /// The descriptors the child gets as 0, 1 and 2 (`None`: inherit hullward's own).
 #[derive(Debug, Clone, Copy)]
@@ -164,14 +164,9 @@ pub fn spawn(
     };
     child_plan.seal();
 
-    // SAFETY: in the child branch only `child::run` executes, which makes raw system calls on the
-    // prepared plan and never allocates, locks or returns (it execs or `_exit`s).
-    let forked = unsafe { sys::clone3(cgroup.and_then(CallCgroup::clone_into), clone_namespaces) }
-        .map_err(|source| SpawnError::Io { what: "clone3", source })?;
-    let (pid, pidfd) = match forked {
-        Forked::Child => child::run(&RealSys, &mut child_plan),
-        Forked::Parent { pid, pidfd } => (pid, pidfd),
-    };
+    let (pid, pidfd) =
+        sys::spawn_child(&mut child_plan, cgroup.and_then(CallCgroup::clone_into), clone_namespaces)
+            .map_err(|source| SpawnError::Io { what: "clone3", source })?;
     drop(err_write);
     drop(ruleset);
 

@@ -500,8 +500,24 @@ impl Sys for RealSys {
     }
 }
 
+/// Starts the sandboxed child: `clone3` (into `cgroup_fd`'s cgroup v2 directory and new
+/// `namespaces`), and in the child [`child::run`](super::child::run) on `plan`, which `exec`s the
+/// program or exits. Returns the child's pid and pidfd.
+pub fn spawn_child(
+    plan: &mut super::child::ChildPlan,
+    cgroup_fd: Option<RawFd>,
+    namespaces: i32,
+) -> std::io::Result<(libc::pid_t, std::os::fd::OwnedFd)> {
+    // SAFETY: in the child branch only `child::run` executes, which makes raw system calls on the
+    // prepared plan and never allocates, locks or returns (it execs or `_exit`s).
+    match unsafe { clone3(cgroup_fd, namespaces)? } {
+        Forked::Child => super::child::run(&RealSys, plan),
+        Forked::Parent { pid, pidfd } => Ok((pid, pidfd)),
+    }
+}
+
 /// What [`clone3`] returns.
-pub enum Forked {
+enum Forked {
     /// In the parent: the child's pid and a pidfd for it.
     Parent { pid: libc::pid_t, pidfd: std::os::fd::OwnedFd },
     /// In the child.
@@ -514,7 +530,7 @@ pub enum Forked {
 /// # Safety
 /// In the `Child` case the caller runs in a copy of a multi-threaded process and must only make
 /// async-signal-safe calls (no allocation, no locks) until it `exec`s or `_exit`s.
-pub unsafe fn clone3(cgroup_fd: Option<RawFd>, namespaces: i32) -> std::io::Result<Forked> {
+unsafe fn clone3(cgroup_fd: Option<RawFd>, namespaces: i32) -> std::io::Result<Forked> {
     let mut pidfd: libc::c_int = -1;
     // SAFETY: `clone_args` is plain old data; all-zero is the documented default.
     let mut args: libc::clone_args = unsafe { std::mem::zeroed() };
