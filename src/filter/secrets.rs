@@ -203,14 +203,53 @@ impl FileSecrets {
                 found.scan_root(&root, policy);
             }
         }
+        found.read_home(policy);
+        found
+    }
+
+    /// Reads protected entries already found by a walk of the roots (the sandbox's mask walk):
+    /// each file, the files inside each directory (within the scan's bounds), and the home
+    /// credential files — the same values as [`FileSecrets::scan`] without walking the roots again.
+    pub fn read_protected<'a>(
+        files: impl IntoIterator<Item = &'a Path>,
+        dirs: impl IntoIterator<Item = &'a Path>,
+        policy: &Policy,
+    ) -> FileSecrets {
+        let mut found = FileSecrets::default();
+        for file in files {
+            found.read(file);
+        }
+        for dir in dirs {
+            found.scan_dir(dir);
+        }
+        found.read_home(policy);
+        found
+    }
+
+    fn read_home(&mut self, policy: &Policy) {
         if policy.deny_credential_files {
             if let Some(home) = policy.home() {
                 for path in home_credential_files(home) {
-                    found.read(&path);
+                    self.read(&path);
                 }
             }
         }
-        found
+    }
+
+    /// Reads every file inside a directory a deny rule covers as a whole.
+    fn scan_dir(&mut self, dir: &Path) {
+        let walker = WalkDir::new(dir).follow_links(false).max_depth(SCAN_MAX_DEPTH);
+        for (seen, entry) in walker.into_iter().enumerate() {
+            if seen >= SCAN_MAX_ENTRIES {
+                self.truncated = true;
+                return;
+            }
+            if let Ok(entry) = entry {
+                if entry.file_type().is_file() {
+                    self.read(entry.path());
+                }
+            }
+        }
     }
 
     /// How many candidate values were found (before the length threshold).

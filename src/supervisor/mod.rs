@@ -30,13 +30,13 @@ use tokio::sync::mpsc;
 
 use crate::audit::Subject;
 use crate::error::{code, Error};
-use crate::filter::{FilterStats, OutputFilter, SecretSet};
+use crate::filter::{FileSecrets, FilterStats, OutputFilter, SecretSet};
 use crate::guard::{Decision, Verdict};
 use crate::policy::Policy;
 use crate::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
 use crate::sandbox::cgroup::CallCgroup;
 use crate::sandbox::kernel::KernelSupport;
-use crate::sandbox::masks;
+use crate::sandbox::masks::{self, MaskKind};
 use crate::sandbox::plan::{self, Call, NetPlan, PlanError, SandboxPlan};
 use crate::sandbox::spawn::{self, Stdio};
 use crate::sandbox::sys;
@@ -77,27 +77,34 @@ pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
     let call_id = call_name();
+    // The environment's secrets now; the protected files' values once the plan's walk has found
+    // those files (a denial before that walks for them itself).
     let mut recorder =
-        Recorder::new(policy, &call_id, req.subject.clone(), SecretSet::discover(policy, &env), &events);
+        Recorder::new(policy, &call_id, req.subject.clone(), SecretSet::from_env(&env), &events);
+    let mut decisions = Vec::new();
     let needs_approval = match &req.guard {
-        Some(decision) => {
+        Some(decision) if decision.verdict == Verdict::Deny => {
+            recorder.set_secrets(SecretSet::discover(policy, &env));
             recorder.decision(decision, &events);
-            if decision.verdict == Verdict::Deny {
-                return Ok(deny(&recorder, &events, &decision.rule, &decision.message));
-            }
+            return Ok(deny(&recorder, &events, &decision.rule, &decision.message));
+        }
+        Some(decision) => {
+            decisions.push(decision.clone());
             decision.verdict == Verdict::Ask
         }
         None => policy.session.hitl,
     };
     if needs_approval {
         if let approval::Approval::Refused(message) = approval::ask(policy, &req.display) {
-            recorder.decision(&Decision::deny("approval", message.clone()), &events);
+            recorder.set_secrets(SecretSet::discover(policy, &env));
+            for d in decisions.iter().chain([&Decision::deny("approval", message.clone())]) {
+                recorder.decision(d, &events);
+            }
             return Ok(deny(&recorder, &events, "approval", &message));
         }
-        recorder.decision(&Decision::allow("approval"), &events);
+        decisions.push(Decision::allow("approval"));
     }
-    let exit = run_approved(policy, req, &call_id, env, &mut recorder, &events)?;
-    Ok(exit)
+    run_approved(policy, req, &call_id, env, &decisions, &mut recorder, &events)
 }
 
 /// A call denied before it ran: the `[DENIED]` text, the final event with the rule, the audit
@@ -114,6 +121,7 @@ fn run_approved(
     req: &RunRequest,
     call_id: &str,
     env: BTreeMap<String, String>,
+    decisions: &[Decision],
     recorder: &mut Recorder,
     events: &Events,
 ) -> Result<u8, Error> {
@@ -125,7 +133,12 @@ fn run_approved(
         env,
         terminal: std::io::stdin().is_terminal() || std::io::stdout().is_terminal(),
     };
-    let plan = match plan::build(policy, &call, &kernel) {
+    let plan = plan::build(policy, &call, &kernel);
+    recorder.set_secrets(call_secrets(policy, &call.env, plan.as_ref().ok()));
+    for d in decisions {
+        recorder.decision(d, events);
+    }
+    let plan = match plan {
         Ok(p) => p,
         Err(e @ PlanError::StrictRefused(_)) => {
             return Ok(refuse(
@@ -141,10 +154,6 @@ fn run_approved(
         }
         Err(e) => return Err(Error::Internal(e.to_string())),
     };
-    if !plan.env.credential_values.is_empty() {
-        let secrets = recorder.secrets().with(&plan.env.credential_values);
-        recorder.set_secrets(secrets);
-    }
     announce(&plan, events);
 
     let cgroup = if plan.yolo {
@@ -238,6 +247,18 @@ fn run_approved(
     let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
     recorder.finish(i32::from(exit), filtered, dropped, events);
     Ok(exit)
+}
+
+/// Everything a call must mask: the environment's secrets, the values in the protected files the
+/// plan's walk found (no second walk) and in the home credential files, and the credentials
+/// forwarded to the child. Without a plan's walk (`--yolo`, or no plan), the files are scanned.
+fn call_secrets(policy: &Policy, env: &BTreeMap<String, String>, plan: Option<&SandboxPlan>) -> SecretSet {
+    let Some(plan) = plan.filter(|p| !p.yolo) else { return SecretSet::discover(policy, env) };
+    let masks = &plan.snapshot.masks;
+    let files = masks.iter().filter(|m| m.kind == MaskKind::File).map(|m| m.path.as_path());
+    let dirs = masks.iter().filter(|m| m.kind == MaskKind::Dir).map(|m| m.path.as_path());
+    let found = FileSecrets::read_protected(files, dirs, policy);
+    SecretSet::from_env_and_files(env, &found).with(&plan.env.credential_values)
 }
 
 /// Ends a call that never ran its program: the message, the final event, the audit record.
