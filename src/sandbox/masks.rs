@@ -88,6 +88,9 @@ pub struct Snapshot {
     pub stamps: BTreeMap<PathBuf, Stamped>,
     /// Every `.git` directory seen (to tell a new repository from a tampered one).
     pub git_dirs: BTreeSet<PathBuf>,
+    /// Every directory walked, with its change time (ctime): a directory whose listing did not
+    /// change keeps it, so the walk after the call reads only the ones that changed.
+    pub dirs: BTreeMap<PathBuf, i128>,
     pub entries_seen: usize,
 }
 
@@ -129,14 +132,23 @@ pub struct ScanSpec<'a> {
 
 /// The walk a policy asks for, over `roots`.
 pub fn scan_policy(policy: &Policy, roots: &[PathBuf]) -> Result<Snapshot, WalkError> {
-    scan(&ScanSpec {
+    scan(&policy_spec(policy, roots))
+}
+
+/// The walk after a call, over the same `roots` as `previous` (see [`rescan`]).
+pub fn rescan_policy(policy: &Policy, roots: &[PathBuf], previous: &Snapshot) -> Result<Snapshot, WalkError> {
+    rescan(&policy_spec(policy, roots), previous)
+}
+
+fn policy_spec<'a>(policy: &'a Policy, roots: &'a [PathBuf]) -> ScanSpec<'a> {
+    ScanSpec {
         roots,
         deny: &policy.deny,
         write_protect: &policy.write_protect,
         protected_files: &policy.files,
         inside: &policy.sandbox.writable,
         limits: WalkLimits::default(),
-    })
+    }
 }
 
 #[derive(Default)]
@@ -146,16 +158,24 @@ struct Found {
     skipped_links: Vec<PathBuf>,
     stamps: Vec<(PathBuf, Stamped)>,
     git_dirs: Vec<PathBuf>,
+    dirs: Vec<(PathBuf, i128)>,
+    /// Directories not read again because their listing did not change since the last walk.
+    unchanged: Vec<PathBuf>,
     error: Option<WalkError>,
 }
 
+fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+/// A directory's change time: it moves whenever an entry is added, removed or renamed, and unlike
+/// the modification time no program can set it back.
+fn ctime_ns(meta: &std::fs::Metadata) -> i128 {
+    i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec())
+}
+
 fn stamp(meta: &std::fs::Metadata) -> Stamp {
-    Stamp {
-        dev: meta.dev(),
-        ino: meta.ino(),
-        size: meta.size(),
-        mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-    }
+    Stamp { dev: meta.dev(), ino: meta.ino(), size: meta.size(), mtime_ns: mtime_ns(meta) }
 }
 
 fn kind_of(meta: &std::fs::Metadata) -> MaskKind {
@@ -177,6 +197,10 @@ struct Queue {
 
 struct Walk<'a> {
     spec: &'a ScanSpec<'a>,
+    /// The last walk's snapshot, to skip directories whose listing did not change.
+    previous: Option<&'a Snapshot>,
+    /// The previous walk's subdirectories of each directory.
+    children: BTreeMap<&'a Path, Vec<&'a Path>>,
     queue: Mutex<Queue>,
     ready: Condvar,
     found: Mutex<Found>,
@@ -189,8 +213,29 @@ const PARALLEL_THRESHOLD: usize = 32;
 /// Walks the roots and returns every protected entry. Small trees are walked on the calling
 /// thread alone; once enough directories are pending, helper threads join (one work queue).
 pub fn scan(spec: &ScanSpec<'_>) -> Result<Snapshot, WalkError> {
+    scan_since(spec, None)
+}
+
+/// The walk after a call: like [`scan`], but a directory whose change time (ctime) is the one
+/// `previous` recorded has the same listing — adding, removing or renaming an entry moves it, and
+/// no program can set it back — so it is not read again; its subdirectories are still visited
+/// and its protected entries carried over. (What is inside a mask or a read-only bind cannot
+/// change during the call.)
+pub fn rescan(spec: &ScanSpec<'_>, previous: &Snapshot) -> Result<Snapshot, WalkError> {
+    scan_since(spec, Some(previous))
+}
+
+fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapshot, WalkError> {
+    let mut children: BTreeMap<&Path, Vec<&Path>> = BTreeMap::new();
+    for dir in previous.iter().flat_map(|p| p.dirs.keys()) {
+        if let Some(parent) = dir.parent() {
+            children.entry(parent).or_default().push(dir.as_path());
+        }
+    }
     let walk = Walk {
         spec,
+        previous,
+        children,
         queue: Mutex::new(Queue {
             dirs: (0..spec.roots.len()).map(|i| (i, PathBuf::new(), 0)).collect(),
             active: 0,
@@ -223,13 +268,24 @@ pub fn scan(spec: &ScanSpec<'_>) -> Result<Snapshot, WalkError> {
     // Inside a mask there is nothing left to protect.
     read_only.retain(|r| !masks.iter().any(|m| r.path.starts_with(&m.path)));
     let pins = pins_for(spec.roots, spec.deny, &masks);
+    let mut stamps: BTreeMap<PathBuf, Stamped> = found.stamps.into_iter().collect();
+    let mut git_dirs: BTreeSet<PathBuf> = found.git_dirs.into_iter().collect();
+    if let Some(prev) = previous {
+        let unchanged: BTreeSet<&Path> = found.unchanged.iter().map(PathBuf::as_path).collect();
+        let carried = |p: &Path| p.parent().is_some_and(|d| unchanged.contains(d));
+        for (path, stamped) in prev.stamps.iter().filter(|(p, _)| carried(p)) {
+            stamps.entry(path.clone()).or_insert_with(|| stamped.clone());
+        }
+        git_dirs.extend(prev.git_dirs.iter().filter(|p| carried(p)).cloned());
+    }
     Ok(Snapshot {
         masks,
         read_only,
         pins,
         skipped_links: found.skipped_links,
-        stamps: found.stamps.into_iter().collect(),
-        git_dirs: found.git_dirs.into_iter().collect(),
+        stamps,
+        git_dirs,
+        dirs: found.dirs.into_iter().collect(),
         entries_seen: walk.entries.load(Ordering::Relaxed),
     })
 }
@@ -296,6 +352,23 @@ impl Walk<'_> {
             path: path.to_path_buf(),
             reason: e.to_string(),
         };
+        let changed_at = match std::fs::symlink_metadata(&dir) {
+            Ok(meta) => ctime_ns(&meta),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && depth > 0 => return Ok(Vec::new()),
+            Err(e) => return Err(unreadable(&dir, e)),
+        };
+        let unchanged = self.previous.is_some_and(|p| p.dirs.get(&dir) == Some(&changed_at));
+        {
+            let mut found = self.found();
+            found.dirs.push((dir.clone(), changed_at));
+            if unchanged {
+                found.unchanged.push(dir.clone());
+            }
+        }
+        if unchanged {
+            let known = self.children.get(dir.as_path()).into_iter().flatten();
+            return Ok(known.filter_map(|c| c.strip_prefix(base).ok().map(Path::to_path_buf)).collect());
+        }
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && depth > 0 => return Ok(Vec::new()),
@@ -621,6 +694,49 @@ mod tests {
         assert!(matches!(scan_with(&root, &deny, &none, limits), Err(WalkError::TooManyMasks { .. })));
         let limits = WalkLimits { max_depth: 2, ..Default::default() };
         assert!(matches!(scan_with(&root, &deny, &none, limits), Err(WalkError::TooDeep { .. })));
+    }
+
+    #[test]
+    fn rescan_reads_only_changed_directories_and_finds_the_same_changes() {
+        let (_t, root) = tree();
+        let deny = rules(&["**/.env", "secrets2/**"]);
+        let protect = builtin(&["**/.git/hooks", "**/.git/config"]);
+        let roots = [root.clone()];
+        let spec = ScanSpec {
+            roots: &roots,
+            deny: &deny,
+            write_protect: &protect,
+            protected_files: &[],
+            inside: &[],
+            limits: WalkLimits::default(),
+        };
+        let before = scan(&spec).unwrap();
+        let quiet = rescan(&spec, &before).unwrap();
+        assert!(before.changes_since(&quiet).is_empty());
+        assert!(
+            quiet.entries_seen < before.entries_seen / 2,
+            "{} vs {}",
+            quiet.entries_seen,
+            before.entries_seen
+        );
+        // A program that sets the directory's mtime back does not hide the new entry: the walk
+        // compares change times.
+        let old_mtime = std::fs::metadata(root.join("a/b")).unwrap().modified().unwrap();
+        std::fs::write(root.join("a/b/.env"), "NEW=1").unwrap();
+        std::fs::File::open(root.join("a/b"))
+            .unwrap()
+            .set_times(std::fs::FileTimes::new().set_modified(old_mtime))
+            .unwrap();
+        std::fs::create_dir_all(root.join("new/deep")).unwrap();
+        std::fs::write(root.join("new/deep/.env"), "X=1").unwrap();
+        std::fs::create_dir(root.join("secrets2")).unwrap();
+        let after = rescan(&spec, &before).unwrap();
+        let full = scan(&spec).unwrap();
+        let names = |c: Vec<Change>| -> Vec<String> {
+            c.iter().map(|c| c.path.strip_prefix(&root).unwrap().display().to_string()).collect()
+        };
+        assert_eq!(names(before.changes_since(&after)), ["a/b/.env", "new/deep/.env", "secrets2"]);
+        assert_eq!(names(before.changes_since(&after)), names(before.changes_since(&full)));
     }
 
     #[test]

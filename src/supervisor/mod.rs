@@ -449,7 +449,7 @@ fn report_protected_changes(policy: &Policy, plan: &SandboxPlan, events: &Events
     if plan.yolo {
         return;
     }
-    let after = match masks::scan_policy(policy, &plan.scanned) {
+    let after = match masks::rescan_policy(policy, &plan.scanned, &plan.snapshot) {
         Ok(s) => s,
         Err(e) => {
             events.say(&format!("hullward: warning: cannot re-check protected files after the call: {e}"));
