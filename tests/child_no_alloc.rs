@@ -51,9 +51,6 @@ impl Sys for Inert {
     fn write(&self, _: RawFd, buf: &[u8]) -> SysResult<usize> {
         Ok(buf.len())
     }
-    fn read(&self, _: RawFd, buf: &mut [u8]) -> SysResult<usize> {
-        Ok(buf.len())
-    }
     fn dup2(&self, _: RawFd, _: RawFd) -> SysResult<()> {
         Ok(())
     }
@@ -103,12 +100,6 @@ impl Sys for Inert {
         Ok(())
     }
     fn chmod(&self, _: &CStr, _: u32) -> SysResult<()> {
-        Ok(())
-    }
-    fn unlink(&self, _: &CStr) -> SysResult<()> {
-        Ok(())
-    }
-    fn rmdir(&self, _: &CStr) -> SysResult<()> {
         Ok(())
     }
     fn chdir(&self, _: &CStr) -> SysResult<()> {

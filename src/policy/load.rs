@@ -39,13 +39,6 @@ pub enum PolicyError {
     UnknownProfile { name: String },
 }
 
-impl PolicyError {
-    /// Errors in the configuration's content (as opposed to not being able to read it).
-    pub fn is_invalid_content(&self) -> bool {
-        matches!(self, PolicyError::Syntax(_) | PolicyError::Invalid(_))
-    }
-}
-
 /// Everything [`load`] needs, gathered by the CLI.
 #[derive(Debug, Clone, Default)]
 pub struct LoadRequest {

@@ -238,13 +238,6 @@ impl CallCgroup {
             std::thread::sleep(Duration::from_micros(200));
         }
     }
-
-    /// The highest number of processes seen at once (pids controller), when known.
-    pub fn pids_peak(&self) -> Option<u64> {
-        let dirs = self.v2.iter().map(|(d, _)| d).chain(&self.v1);
-        dirs.filter_map(|d| std::fs::read_to_string(d.join("pids.peak")).ok())
-            .find_map(|s| s.trim().parse().ok())
-    }
 }
 
 impl Drop for CallCgroup {

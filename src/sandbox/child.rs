@@ -603,9 +603,6 @@ mod tests {
         fn write(&self, _: RawFd, buf: &[u8]) -> Result<usize, Errno> {
             self.rec("write").map(|_| buf.len())
         }
-        fn read(&self, _: RawFd, _: &mut [u8]) -> Result<usize, Errno> {
-            self.rec("read").map(|_| 1)
-        }
         fn dup2(&self, _: RawFd, _: RawFd) -> Result<(), Errno> {
             self.rec("dup2")
         }
@@ -663,12 +660,6 @@ mod tests {
         }
         fn chmod(&self, _: &CStr, _: u32) -> Result<(), Errno> {
             self.rec("chmod")
-        }
-        fn unlink(&self, _: &CStr) -> Result<(), Errno> {
-            self.rec("unlink")
-        }
-        fn rmdir(&self, _: &CStr) -> Result<(), Errno> {
-            self.rec("rmdir")
         }
         fn chdir(&self, p: &CStr) -> Result<(), Errno> {
             self.rec(&format!("chdir {}", p.to_string_lossy()))

@@ -49,7 +49,6 @@ pub type SockFilter = libc::sock_filter;
 pub trait Sys {
     fn setsid(&self) -> SysResult<()>;
     fn write(&self, fd: RawFd, buf: &[u8]) -> SysResult<usize>;
-    fn read(&self, fd: RawFd, buf: &mut [u8]) -> SysResult<usize>;
     fn dup2(&self, old: RawFd, new: RawFd) -> SysResult<()>;
     fn close(&self, fd: RawFd) -> SysResult<()>;
     fn close_range(&self, first: u32, last: u32) -> SysResult<()>;
@@ -76,8 +75,6 @@ pub trait Sys {
     fn mkdir(&self, path: &CStr, mode: u32) -> SysResult<()>;
     fn symlink(&self, target: &CStr, link: &CStr) -> SysResult<()>;
     fn chmod(&self, path: &CStr, mode: u32) -> SysResult<()>;
-    fn unlink(&self, path: &CStr) -> SysResult<()>;
-    fn rmdir(&self, path: &CStr) -> SysResult<()>;
     fn chdir(&self, path: &CStr) -> SysResult<()>;
     fn pivot_root(&self, new_root: &CStr, put_old: &CStr) -> SysResult<()>;
     /// Brings the loopback interface of the current network namespace up.
@@ -176,16 +173,6 @@ impl Sys for RealSys {
     fn write(&self, fd: RawFd, buf: &[u8]) -> SysResult<usize> {
         // SAFETY: `buf` is a valid slice for `buf.len()` bytes for the duration of the call.
         let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n < 0 {
-            Err(Errno::last())
-        } else {
-            Ok(n as usize)
-        }
-    }
-
-    fn read(&self, fd: RawFd, buf: &mut [u8]) -> SysResult<usize> {
-        // SAFETY: `buf` is a valid, writable slice for `buf.len()` bytes for the call.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
         if n < 0 {
             Err(Errno::last())
         } else {
@@ -348,16 +335,6 @@ impl Sys for RealSys {
     fn chmod(&self, path: &CStr, mode: u32) -> SysResult<()> {
         // SAFETY: `path` is NUL-terminated.
         check(unsafe { libc::chmod(path.as_ptr(), mode as libc::mode_t) })
-    }
-
-    fn unlink(&self, path: &CStr) -> SysResult<()> {
-        // SAFETY: `path` is NUL-terminated.
-        check(unsafe { libc::unlink(path.as_ptr()) })
-    }
-
-    fn rmdir(&self, path: &CStr) -> SysResult<()> {
-        // SAFETY: `path` is NUL-terminated.
-        check(unsafe { libc::rmdir(path.as_ptr()) })
     }
 
     fn chdir(&self, path: &CStr) -> SysResult<()> {
