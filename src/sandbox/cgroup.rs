@@ -228,6 +228,7 @@ impl CallCgroup {
     /// Waits until no process is left, up to `timeout`. Returns whether it emptied.
     pub fn wait_empty(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
+        let mut pause = Duration::from_micros(20);
         loop {
             if self.pids().is_empty() {
                 return true;
@@ -235,7 +236,8 @@ impl CallCgroup {
             if Instant::now() >= deadline {
                 return false;
             }
-            std::thread::sleep(Duration::from_micros(200));
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(2));
         }
     }
 }
