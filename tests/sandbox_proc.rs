@@ -518,7 +518,9 @@ fn tiocsti_is_refused_on_the_inherited_and_on_an_own_terminal() {
 #[test]
 fn a_fork_bomb_is_bounded_timed_out_and_leaves_nothing_behind() {
     let sb = Sandbox::new();
-    let bomb = sb.write("bomb.sh", "bomb() { bomb | bomb & }; bomb; sleep 60\n");
+    // `exec sleep`: once the bomb fills the process limit the script itself could not fork a
+    // `sleep` any more and would end early; exec needs no new process.
+    let bomb = sb.write("bomb.sh", "bomb() { bomb | bomb & }; bomb; exec sleep 60\n");
     let started = Instant::now();
     let out = sb.run(&["--timeout", "2s"], &["sh", &bomb.display().to_string()]);
     out.expect_code(124);
