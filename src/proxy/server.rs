@@ -168,17 +168,24 @@ struct Record {
 }
 
 async fn connection(
-    stream: TcpStream,
+    mut stream: TcpStream,
     shared: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
 ) {
     let meter = Meter::new(&shared.counters, shared.config.limits.max_total_bytes);
     let mut record = Record::default();
+    let _ = stream.set_nodelay(true);
+    let capacity = RELAY_BUFFER.max(shared.config.limits.max_header_bytes);
+    let (r, w) = stream.split();
+    let mut client = Peer { input: Inbound::new(r, Side::Client, capacity), output: w };
     let outcome = tokio::select! {
-        done = handle(stream, &shared, &mut record, &meter) => done,
+        done = serve_request(&mut client, &shared, &mut record, &meter) => done,
         () = stopped(&mut stop) => Err(Failure::Shutdown),
     };
+    // A request already decided keeps its decision: the answer is sent (bounded by LINGER) even
+    // when the proxy is shutting down meanwhile.
+    answer(&mut client, &outcome, &meter).await;
     let Some(event) = conclude(&shared.counters, record, &meter, outcome) else { return };
     tokio::select! {
         permit = shared.events.reserve() => {
@@ -243,33 +250,27 @@ fn conclude(
     })
 }
 
-/// Serves the connection's one request; a failure is answered here when nothing was sent yet.
-async fn handle(
-    mut stream: TcpStream,
-    shared: &Shared,
-    record: &mut Record,
-    meter: &Meter<'_>,
-) -> Result<(), Failure> {
-    let _ = stream.set_nodelay(true);
-    let capacity = RELAY_BUFFER.max(shared.config.limits.max_header_bytes);
-    let (r, w) = stream.split();
-    let mut client = Peer { input: Inbound::new(r, Side::Client, capacity), output: w };
-    let outcome = serve_request(&mut client, shared, record, meter).await;
-    if let Err(failure) = &outcome {
-        if meter.status() == 0 {
-            if let Some((status, response)) = failure.response() {
-                meter.set_status(status);
-                let linger = async {
-                    client.output.write_all(&response).await?;
-                    client.output.shutdown().await?;
-                    client.input.discard(LINGER.1).await;
-                    Ok::<(), std::io::Error>(())
-                };
-                let _ = timeout(LINGER.0, linger).await;
-            }
-        }
+/// Answers a failure the client has not been answered for yet (nothing sent so far), then lets
+/// the connection drain briefly so the answer is not lost to a reset.
+async fn answer<R, W>(client: &mut Peer<R, W>, outcome: &Result<(), Failure>, meter: &Meter<'_>)
+where
+    R: Source,
+    W: Sink,
+{
+    let Err(failure) = outcome else { return };
+    if meter.status() != 0 {
+        return;
     }
-    outcome
+    if let Some((status, response)) = failure.response() {
+        meter.set_status(status);
+        let linger = async {
+            client.output.write_all(&response).await?;
+            client.output.shutdown().await?;
+            client.input.discard(LINGER.1).await;
+            Ok::<(), std::io::Error>(())
+        };
+        let _ = timeout(LINGER.0, linger).await;
+    }
 }
 
 async fn serve_request<R, W>(
