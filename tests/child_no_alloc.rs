@@ -155,6 +155,23 @@ fn c(s: &str) -> CString {
 
 #[test]
 fn the_child_sequence_does_not_allocate() {
+    let ops = vec![
+        MountOp::MakePrivate,
+        MountOp::Clone { src: c("/usr"), slot: 0, set: 1, clear: 0 },
+        MountOp::Fs { fstype: c("tmpfs"), target: c("/tmp"), flags: 0, options: c("mode=0755") },
+        MountOp::Mkdir { path: c("/tmp/usr"), mode: 0o755 },
+        MountOp::Touch { path: c("/tmp/f"), mode: 0o600 },
+        MountOp::WriteFile { path: c("/tmp/etc/passwd"), content: b"root:x:0:0::/:/bin/sh\n".to_vec() },
+        MountOp::Symlink { target: c("usr/bin"), link: c("/tmp/bin") },
+        MountOp::Chmod { path: c("/tmp/f"), mode: 0 },
+        MountOp::Attach { slot: 0, target: c("/tmp/usr") },
+        MountOp::Bind { src: c("/dev/null"), target: c("/tmp/dev/null") },
+        MountOp::SetReadOnly { target: c("/tmp/dev") },
+        MountOp::MaskSource { slot: 1 },
+        MountOp::Mask { slot: 1, name: c("file"), target: c("/tmp/work/.env") },
+        MountOp::Close { slot: 1 },
+        MountOp::PivotRoot { new_root: c("/tmp") },
+    ];
     let mut plan = ChildPlan {
         stdio: [Some(3), Some(4), Some(5)],
         error_fd: 6,
@@ -168,23 +185,7 @@ fn the_child_sequence_does_not_allocate() {
         init: true,
         netns_fd: Some(9),
         loopback_up: true,
-        mount_ops: vec![
-            MountOp::MakePrivate,
-            MountOp::Clone { src: c("/usr"), slot: 0, set: 1, clear: 0 },
-            MountOp::Fs { fstype: c("tmpfs"), target: c("/tmp"), flags: 0, options: c("mode=0755") },
-            MountOp::Mkdir { path: c("/tmp/usr"), mode: 0o755 },
-            MountOp::Touch { path: c("/tmp/f"), mode: 0o600 },
-            MountOp::WriteFile { path: c("/tmp/etc/passwd"), content: b"root:x:0:0::/:/bin/sh\n".to_vec() },
-            MountOp::Symlink { target: c("usr/bin"), link: c("/tmp/bin") },
-            MountOp::Chmod { path: c("/tmp/f"), mode: 0 },
-            MountOp::Attach { slot: 0, target: c("/tmp/usr") },
-            MountOp::Bind { src: c("/dev/null"), target: c("/tmp/dev/null") },
-            MountOp::SetReadOnly { target: c("/tmp/dev") },
-            MountOp::MaskSource { slot: 1 },
-            MountOp::Mask { slot: 1, name: c("file"), target: c("/tmp/work/.env") },
-            MountOp::Close { slot: 1 },
-            MountOp::PivotRoot { new_root: c("/tmp") },
-        ],
+        mount_ops: &ops,
         slots: vec![-1, -1],
         cwd: c("/work"),
         cap_last: 40,

@@ -19,15 +19,21 @@ fn sleeper() -> Bg {
     Bg::spawn(Command::new("sleep").arg("120"))
 }
 
-/// Asserts that the probe line for `what` reports `expected` ("OK" or "ERR EPERM" …).
+/// What the probe printed after `tag: `.
 #[track_caller]
-fn probe_says(out: &support::Out, tag: &str, expected: &str) {
+fn probe_result<'a>(out: &'a support::Out, tag: &str) -> &'a str {
     let line = out
         .stdout
         .lines()
         .find(|l| l.starts_with(&format!("{tag}: ")))
         .unwrap_or_else(|| panic!("no line for {tag}\n{out}"));
-    let got = line.split_once(": ").unwrap().1;
+    line.split_once(": ").map_or("", |(_, got)| got)
+}
+
+/// Asserts that the probe line for `what` reports `expected` ("OK" or "ERR EPERM" …).
+#[track_caller]
+fn probe_says(out: &support::Out, tag: &str, expected: &str) {
+    let got = probe_result(out, tag);
     assert!(got.starts_with(expected), "{tag}: expected '{expected}', got '{got}'\n{out}");
 }
 
@@ -39,12 +45,7 @@ fn probes(cases: &[(&str, &str)]) -> String {
 /// Asserts that the probe line for `tag` reports one of the `errors` ("ERR EPERM", …).
 #[track_caller]
 fn probe_fails(out: &support::Out, tag: &str, errors: &[&str]) {
-    let line = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with(&format!("{tag}: ")))
-        .unwrap_or_else(|| panic!("no line for {tag}\n{out}"));
-    let got = line.split_once(": ").unwrap().1;
+    let got = probe_result(out, tag);
     assert!(
         errors.iter().any(|e| got.starts_with(e)),
         "{tag}: expected one of {errors:?}, got '{got}'\n{out}"

@@ -223,7 +223,7 @@ pub struct ChildLandlockRule {
 /// Everything the child needs, prepared by the parent. See the module documentation for the
 /// order in which [`apply`] uses it.
 #[derive(Debug)]
-pub struct ChildPlan {
+pub struct ChildPlan<'a> {
     /// Descriptors for 0, 1 and 2 (`None`: keep the inherited one).
     pub stdio: [Option<RawFd>; 3],
     /// The write end of the error pipe (close-on-exec).
@@ -251,7 +251,8 @@ pub struct ChildPlan {
     pub netns_fd: Option<RawFd>,
     /// Bring `lo` up (after creating a fresh network namespace).
     pub loopback_up: bool,
-    pub mount_ops: Vec<MountOp>,
+    /// The filesystem view, borrowed from the plan (built once, never copied per call).
+    pub mount_ops: &'a [MountOp],
     /// Descriptor slots filled by [`MountOp::Clone`].
     pub slots: Vec<RawFd>,
     pub cwd: CString,
@@ -271,7 +272,7 @@ pub struct ChildPlan {
     pub envp_ptrs: Vec<*const libc::c_char>,
 }
 
-impl ChildPlan {
+impl ChildPlan<'_> {
     /// Builds the pointer arrays `execve` takes. Call once, in the parent, after the last change
     /// to `argv`/`envp` and before forking.
     pub fn seal(&mut self) {
@@ -305,7 +306,7 @@ fn tolerate_exists(r: Result<(), Errno>) -> Result<(), Errno> {
 /// Runs the plan and never returns: it `exec`s the program or exits with 125 after reporting
 /// the failed step on the error pipe. With `init`, this process stays behind as the PID
 /// namespace's init and the program runs in a child of it (see [`init`]).
-pub fn run<S: Sys>(sys: &S, plan: &mut ChildPlan) -> ! {
+pub fn run<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> ! {
     let err = match apply(sys, plan) {
         Ok(()) => {
             if plan.init {
@@ -343,7 +344,7 @@ pub fn run<S: Sys>(sys: &S, plan: &mut ChildPlan) -> ! {
 /// whatever else is left in the namespace. It lets go of the error pipe and the standard
 /// descriptors first, so the supervisor sees the program's `exec` and end of output exactly as if
 /// there were no init.
-fn init<S: Sys>(sys: &S, plan: &ChildPlan, program: libc::pid_t) -> ! {
+fn init<S: Sys>(sys: &S, plan: &ChildPlan<'_>, program: libc::pid_t) -> ! {
     let _ = sys.close(plan.error_fd);
     for fd in 0..3 {
         let _ = sys.close(fd);
@@ -359,7 +360,7 @@ fn init<S: Sys>(sys: &S, plan: &ChildPlan, program: libc::pid_t) -> ! {
 }
 
 /// Applies everything up to (not including) `execve`.
-pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan) -> Result<(), StepError> {
+pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError> {
     if plan.parent_death {
         sys.prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as u64, 0).map_err(at(Stage::ParentDeath, 0))?;
         if sys.peer_closed(plan.error_fd).map_err(at(Stage::ParentDeath, 1))? {
@@ -455,7 +456,7 @@ fn drop_capabilities<S: Sys>(sys: &S, cap_last: u32) -> Result<(), StepError> {
     sys.capset_zero().map_err(at(Stage::Capset, 0))
 }
 
-fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan, i: usize) -> Result<(), Errno> {
+fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), Errno> {
     const CLONE_FLAGS: u32 = libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC | libc::AT_RECURSIVE as u32;
     let Some(op) = plan.mount_ops.get(i) else { return Ok(()) };
     match op {
@@ -720,7 +721,18 @@ mod tests {
         CString::new(s).unwrap()
     }
 
-    fn plan() -> ChildPlan {
+    fn ops() -> Vec<MountOp> {
+        vec![
+            MountOp::MakePrivate,
+            MountOp::Clone { src: c("/usr"), slot: 0, set: 1, clear: 0 },
+            MountOp::Fs { fstype: c("tmpfs"), target: c("/tmp"), flags: 0, options: c("mode=0755") },
+            MountOp::Mkdir { path: c("/tmp/usr"), mode: 0o755 },
+            MountOp::Attach { slot: 0, target: c("/tmp/usr") },
+            MountOp::PivotRoot { new_root: c("/tmp") },
+        ]
+    }
+
+    fn plan(ops: &[MountOp]) -> ChildPlan<'_> {
         let mut p = ChildPlan {
             stdio: [None, Some(10), Some(11)],
             error_fd: 7,
@@ -734,14 +746,7 @@ mod tests {
             init: true,
             netns_fd: None,
             loopback_up: true,
-            mount_ops: vec![
-                MountOp::MakePrivate,
-                MountOp::Clone { src: c("/usr"), slot: 0, set: 1, clear: 0 },
-                MountOp::Fs { fstype: c("tmpfs"), target: c("/tmp"), flags: 0, options: c("mode=0755") },
-                MountOp::Mkdir { path: c("/tmp/usr"), mode: 0o755 },
-                MountOp::Attach { slot: 0, target: c("/tmp/usr") },
-                MountOp::PivotRoot { new_root: c("/tmp") },
-            ],
+            mount_ops: ops,
             slots: vec![-1],
             cwd: c("/work"),
             cap_last: 2,
@@ -763,7 +768,8 @@ mod tests {
     #[test]
     fn steps_run_in_the_designed_order() {
         let rec = Recorder::default();
-        let mut p = plan();
+        let ops = ops();
+        let mut p = plan(&ops);
         apply(&rec, &mut p).unwrap();
         let calls = rec.calls.into_inner();
         let pos =
@@ -806,7 +812,8 @@ mod tests {
     #[test]
     fn a_failing_step_stops_everything_after_it() {
         let rec = Recorder { fail_at: Some("landlock_restrict_self"), ..Default::default() };
-        let mut p = plan();
+        let ops = ops();
+        let mut p = plan(&ops);
         let err = apply(&rec, &mut p).unwrap_err();
         assert_eq!(err.stage, Stage::Landlock);
         let calls = rec.calls.into_inner();
@@ -817,11 +824,12 @@ mod tests {
     #[test]
     fn mount_failures_name_their_path() {
         let rec = Recorder { fail_at: Some("move_mount 101 /tmp/usr"), ..Default::default() };
-        let mut p = plan();
+        let ops = ops();
+        let mut p = plan(&ops);
         let err = apply(&rec, &mut p).unwrap_err();
         assert_eq!((err.stage, err.index), (Stage::Mount, 4));
         assert_eq!(
-            describe(&p.mount_ops, &err),
+            describe(p.mount_ops, &err),
             "building the filesystem view (attaching at '/tmp/usr'): Operation not permitted (os error 1)"
         );
     }

@@ -116,8 +116,8 @@ pub fn spawn(
         unshare_flags |= libc::CLONE_NEWNET;
     }
     let (mount_ops, slots) = match &plan.mounts {
-        Some(v) => (v.ops.clone(), vec![-1; v.slots]),
-        None => (Vec::new(), Vec::new()),
+        Some(v) => (v.ops.as_slice(), vec![-1; v.slots]),
+        None => (&[][..], Vec::new()),
     };
     let landlock_child_rules = match &plan.landlock {
         Some(l) => l
@@ -187,7 +187,7 @@ pub fn spawn(
     let _ = sys::wait(pidfd.as_raw_fd());
     let step =
         StepError::decode(&record).ok_or_else(|| SpawnError::Setup("reporting an unknown step".into()))?;
-    Err(classify(plan, &child_plan.mount_ops, &step))
+    Err(classify(plan, child_plan.mount_ops, &step))
 }
 
 fn classify(plan: &SandboxPlan, ops: &[child::MountOp], step: &StepError) -> SpawnError {

@@ -481,7 +481,7 @@ impl Sys for RealSys {
 /// `namespaces`), and in the child [`child::run`](super::child::run) on `plan`, which `exec`s the
 /// program or exits. Returns the child's pid and pidfd.
 pub fn spawn_child(
-    plan: &mut super::child::ChildPlan,
+    plan: &mut super::child::ChildPlan<'_>,
     cgroup_fd: Option<RawFd>,
     namespaces: i32,
 ) -> std::io::Result<(libc::pid_t, std::os::fd::OwnedFd)> {
