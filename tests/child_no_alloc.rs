@@ -2,6 +2,7 @@
 //! process whose allocator lock another thread may have held. This test runs the whole child
 //! sequence (`child::apply`, every kind of mount op included) against system calls that do
 //! nothing, under a global allocator that counts, and requires zero allocations.
+#![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::{CStr, CString};

@@ -3,6 +3,7 @@
 //! Every attack is asserted next to its legitimate neighbour, and secrets are planted so that
 //! only the sandbox can stop the read (we run as root: mode bits never do). `control` runs the
 //! same script without hullward to prove the secret is readable otherwise.
+#![allow(unsafe_code)]
 
 #[path = "support/sandbox.rs"]
 mod support;

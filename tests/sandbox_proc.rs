@@ -4,6 +4,7 @@
 //! detached descendants, timeout, output flood).
 //!
 //! Each refused call is asserted next to a call of the same kind that must keep working.
+#![allow(unsafe_code)]
 
 #[path = "support/sandbox.rs"]
 mod support;

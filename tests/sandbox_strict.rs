@@ -2,6 +2,7 @@
 //! (`HULLWARD_LANDLOCK_ABI`), strict mode refuses with exit 3 and says what is missing and what
 //! `--no-strict` would give up; `--no-strict` runs, says what it dropped, and what remains still
 //! holds. `doctor` and `explain` tell the truth about this kernel and the pin.
+#![allow(unsafe_code)]
 
 #[path = "support/sandbox.rs"]
 mod support;

@@ -11,6 +11,8 @@
 //! record the calls of a fake one. The parent-side helpers at the bottom ([`clone3`], [`wait`],
 //! [`pidfd_kill`], …) are the other raw calls hullward needs and that `std`/`nix` do not cover.
 
+#![allow(unsafe_code)]
+
 use std::ffi::CStr;
 use std::os::fd::RawFd;
 

@@ -12,6 +12,7 @@
 //!
 //! Every run is bounded twice: `--timeout` for hullward, and a watchdog here that kills
 //! hullward and fails the test when it overstays.
+#![allow(unsafe_code)]
 #![allow(dead_code)]
 
 use std::io::Read;
