@@ -5,6 +5,11 @@
 //! private address (IP literals in every spelling, `localhost`, `*.localhost`; lifted only by
 //! `AllowPrivateHosts`) → `HttpAllowedHosts` (exact names and `*.suffix`). The egress proxy repeats
 //! the private check on the addresses a name resolves to (Decision 11).
+//!
+//! [`is_public_suffix`] answers, for the policy loader, whether a `*.name` entry would put a
+//! wildcard on a public suffix (`*.co.uk`, `*.github.io`): it asks the Public Suffix List as the
+//! `psl` crate compiles it in (ICANN and private sections, wildcard and exception rules), so a
+//! suffix is refused whether or not anyone thought to list it here.
 
 use super::ip::{parse_ip_literal, private_reason};
 use super::Decision;
@@ -81,6 +86,13 @@ pub fn internal_host_reason(host: &str) -> Option<String> {
         return Some("a localhost name".to_string());
     }
     parse_ip_literal(host).and_then(|ip| private_reason(ip).map(|why| format!("in {why}")))
+}
+
+/// Whether `name` (lower-case, no trailing dot) is itself a public suffix: a name under which
+/// unrelated owners register hosts. A single label is always one (the list's default `*` rule),
+/// so an unlisted top-level name fails closed too.
+pub fn is_public_suffix(name: &str) -> bool {
+    psl::suffix(name.as_bytes()).is_some_and(|s| s.as_bytes() == name.as_bytes())
 }
 
 /// Decides a request to `url`.
@@ -206,6 +218,32 @@ mod tests {
         let p = policy(&[], false);
         for u in ["file:///etc/passwd", "ftp://example.com/", "gopher://example.com/"] {
             assert_eq!(check(&p, u).rule, "url-scheme", "{u}");
+        }
+    }
+
+    #[test]
+    fn public_suffixes_come_from_the_list() {
+        // Listed before, and what the embedded sample used to miss: ICANN second-level names,
+        // wildcard rules (`*.kawasaki.jp`), deeper names and the private section.
+        for name in [
+            "com",
+            "co.uk",
+            "gov.br",
+            "ac.kr",
+            "edu.pl",
+            "k12.ca.us",
+            "foo.kawasaki.jp",
+            "github.io",
+            "readthedocs.io",
+            "myshopify.com",
+            "s3.amazonaws.com",
+            "unlistedtld",
+        ] {
+            assert!(is_public_suffix(name), "{name}");
+        }
+        // Registrable names, an exception rule (`!city.kawasaki.jp`) and a private name.
+        for name in ["github.com", "example.co.uk", "city.kawasaki.jp", "build.internal.corp", "api.github.io"] {
+            assert!(!is_public_suffix(name), "{name}");
         }
     }
 

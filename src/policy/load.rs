@@ -897,72 +897,6 @@ pub fn expand_env(text: &str, env: &BTreeMap<String, String>) -> String {
     out
 }
 
-/// Second-level names that are public suffixes themselves: a wildcard on them would allow
-/// unrelated owners' hosts. Single-label suffixes (`com`, `io`, …) are caught by rule.
-const MULTI_LABEL_PUBLIC_SUFFIXES: &[&str] = &[
-    "co.uk",
-    "org.uk",
-    "ac.uk",
-    "gov.uk",
-    "me.uk",
-    "ltd.uk",
-    "plc.uk",
-    "com.au",
-    "net.au",
-    "org.au",
-    "edu.au",
-    "gov.au",
-    "co.nz",
-    "org.nz",
-    "co.jp",
-    "ne.jp",
-    "or.jp",
-    "ac.jp",
-    "com.br",
-    "net.br",
-    "com.cn",
-    "net.cn",
-    "org.cn",
-    "com.mx",
-    "co.in",
-    "net.in",
-    "org.in",
-    "co.za",
-    "org.za",
-    "com.tr",
-    "com.tw",
-    "com.hk",
-    "com.sg",
-    "co.kr",
-    "com.ar",
-    "co.il",
-    "com.ua",
-    "com.pl",
-    "eu.org",
-    "github.io",
-    "gitlab.io",
-    "herokuapp.com",
-    "vercel.app",
-    "netlify.app",
-    "pages.dev",
-    "workers.dev",
-    "appspot.com",
-    "cloudfront.net",
-    "amazonaws.com",
-    "s3.amazonaws.com",
-    "azurewebsites.net",
-    "blogspot.com",
-    "ngrok.io",
-    "ngrok-free.app",
-    "firebaseapp.com",
-    "web.app",
-    "fly.dev",
-    "onrender.com",
-    "repl.co",
-    "glitch.me",
-    "trycloudflare.com",
-];
-
 /// Parses one `HttpAllowedHosts` entry.
 pub fn parse_host_pattern(entry: &str) -> Result<HostPattern, String> {
     let e = entry.trim().trim_end_matches('.').to_ascii_lowercase();
@@ -993,7 +927,7 @@ pub fn parse_host_pattern(entry: &str) -> Result<HostPattern, String> {
         return Err(format!("'{entry}' is not a valid host name (wildcards only as a leading '*.')"));
     }
     if wild {
-        if !name.contains('.') || MULTI_LABEL_PUBLIC_SUFFIXES.contains(&name) {
+        if crate::guard::url::is_public_suffix(name) {
             return Err(format!(
                 "'{entry}' puts a wildcard on the public suffix '{name}', which would allow hosts of unrelated owners"
             ));
@@ -1100,6 +1034,10 @@ mod tests {
         assert!(parse_host_pattern("*.github.com").is_ok());
         assert!(parse_host_pattern("*.com").is_err());
         assert!(parse_host_pattern("*.co.uk").is_err());
+        assert!(parse_host_pattern("*.gov.br").is_err());
+        assert!(parse_host_pattern("*.readthedocs.io").is_err());
+        assert!(parse_host_pattern("*.corp").is_err());
+        assert!(parse_host_pattern("*.build.internal.corp").is_ok());
         assert!(parse_host_pattern("*").is_err());
         assert!(parse_host_pattern("https://x.example").is_err());
         assert!(parse_host_pattern("a.*.example").is_err());
