@@ -43,4 +43,10 @@ impl Error {
             Error::NotImplemented(_) | Error::Internal(_) => code::INTERNAL,
         }
     }
+
+    /// Whether this is hullward's own failure, worth a crash dump ([`crate::crashdump`]): not a
+    /// usage or configuration error, not a command that does not exist yet.
+    pub fn is_internal_failure(&self) -> bool {
+        matches!(self, Error::Internal(_))
+    }
 }

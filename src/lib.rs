@@ -12,6 +12,7 @@
 
 pub mod audit;
 pub mod cli;
+pub mod crashdump;
 pub mod error;
 pub mod filter;
 pub mod guard;

@@ -1,5 +1,6 @@
 //! The common flags of every command and their translation into a [`LoadRequest`].
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -83,6 +84,16 @@ pub enum Switch {
 pub enum UnattendedArg {
     Deny,
     Allow,
+}
+
+/// `$HULLWARD_HOME`, else `~/.hullward` (`/.hullward` without a home), where the audit log and
+/// crash dumps live by default.
+pub fn hullward_home(env: &BTreeMap<String, String>) -> PathBuf {
+    match env.get("HULLWARD_HOME").filter(|h| !h.is_empty()) {
+        Some(h) => PathBuf::from(h),
+        None => PathBuf::from(env.get("HOME").filter(|h| !h.is_empty()).map_or("/", String::as_str))
+            .join(".hullward"),
+    }
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

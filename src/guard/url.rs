@@ -242,7 +242,9 @@ mod tests {
             assert!(is_public_suffix(name), "{name}");
         }
         // Registrable names, an exception rule (`!city.kawasaki.jp`) and a private name.
-        for name in ["github.com", "example.co.uk", "city.kawasaki.jp", "build.internal.corp", "api.github.io"] {
+        for name in
+            ["github.com", "example.co.uk", "city.kawasaki.jp", "build.internal.corp", "api.github.io"]
+        {
             assert!(!is_public_suffix(name), "{name}");
         }
     }

@@ -42,6 +42,9 @@ impl fmt::Display for Diagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{}: {sev}: {}: {}", self.place(), self.key, self.message)
+        match self.key.as_str() {
+            "" => write!(f, "{}: {sev}: {}", self.place(), self.message),
+            key => write!(f, "{}: {sev}: {key}: {}", self.place(), self.message),
+        }
     }
 }

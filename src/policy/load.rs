@@ -217,10 +217,14 @@ pub fn load(req: &LoadRequest) -> Result<Policy, PolicyError> {
             files.extend(std::fs::canonicalize(&path));
         }
     }
-    if let Some(config) = &req.config {
+    let (config, how) = match &req.config {
+        Some(c) => (Some(c.clone()), "config"),
+        None => (super::discover::find(&req.cwd, &req.env), "discovered config"),
+    };
+    if let Some(config) = &config {
         let path = req.cwd.join(config);
         apply_file(&mut acc, &path)?;
-        sources.push(format!("config {}", path.display()));
+        sources.push(format!("{how} {}", path.display()));
         files.extend(std::fs::canonicalize(&path));
     }
     apply_flags(&mut acc, &req.flags, &req.cwd);
@@ -635,7 +639,7 @@ fn finish(
         );
     }
     deny.extend(acc.deny.take().unwrap_or_default());
-    let write_protect: Vec<GlobRule> = if protect_git_metadata {
+    let mut write_protect: Vec<GlobRule> = if protect_git_metadata {
         GIT_METADATA_GLOBS
             .iter()
             .map(|p| GlobRule { pattern: (*p).into(), origin: Origin::Builtin("git-metadata") })
@@ -643,6 +647,11 @@ fn finish(
     } else {
         Vec::new()
     };
+    write_protect.extend(
+        super::discover::PROJECT_PLACES
+            .iter()
+            .map(|p| GlobRule { pattern: format!("**/{p}"), origin: Origin::Builtin("policy-file") }),
+    );
     let mut compile = |rules: Vec<GlobRule>| match GlobRules::new(rules) {
         Ok(r) => r,
         Err(e) => {
@@ -819,6 +828,10 @@ fn resolve_dir(raw: &RawPath, diags: &mut Vec<Diagnostic>, what: &str) -> Option
         Ok(p) if p.is_dir() => Some(p),
         Ok(p) => {
             diags.push(place_diag(raw, format!("{what} '{}' is not a directory", p.display())));
+            None
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            diags.push(place_diag(raw, format!("{what} '{}' does not exist", joined.display())));
             None
         }
         Err(e) => {

@@ -7,6 +7,7 @@
 //! Guards, the sandbox planner, the filters and `explain` take `&Policy`.
 
 pub mod diag;
+pub mod discover;
 pub mod duration;
 pub mod globs;
 pub mod load;
