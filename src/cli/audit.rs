@@ -92,7 +92,7 @@ fn log_path(common: &CommonArgs) -> PathBuf {
     }
 }
 
-/// One record as one line (two for a denial or a question: the message goes below):
+/// One record as one line (a denial or a question adds its message below, indented):
 /// `TIME  CALL  WHAT  DETAIL`.
 fn render(r: &Map<String, Value>) -> String {
     let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
@@ -107,8 +107,10 @@ fn render(r: &Map<String, Value>) -> String {
     };
     let mut line = format!("{time}  {}  {what:<12} {detail}", s("call_id"));
     if let Some(message) = r.get("message").and_then(Value::as_str).filter(|m| !m.is_empty()) {
-        line.push_str("\n    ");
-        line.push_str(message);
+        for part in message.lines() {
+            line.push_str("\n    ");
+            line.push_str(part);
+        }
     }
     line
 }
