@@ -45,11 +45,11 @@ pub struct Cli {
 
 const EXAMPLES: &str = "\
 Examples:
-  hullward run -- cargo test                 run the tests, confined to the current directory
+  hullward run -- cargo test                  run the tests, confined to the current directory
   hullward sh --timeout 5m -- 'make && make check'
   hullward check url https://api.github.com/  decide without doing (exit 0 allowed, 1 denied)
-  hullward explain -- cargo build            what run would enforce, and why
-  hullward audit --since 1h                  what was decided in the last hour
+  hullward explain -- cargo build             what run would enforce, and why
+  hullward audit --since 1h                   what was decided in the last hour
 
 Configuration: --config FILE, else the first of ./.hullward.yaml,
 ./.fuseraft/config/orchestration.yaml, $XDG_CONFIG_HOME/hullward/config.yaml,
