@@ -85,6 +85,9 @@ fn a_root_profile_or_config_that_is_not_there_is_one_line_and_exit_2() {
     one_line(&with(&["--root", "file.txt"]), "is not a directory");
     one_line(&with(&["--profile", "nope"]), "unknown profile 'nope': not a built-in profile");
     one_line(&with(&["--config", "missing.yaml"]), "cannot read configuration");
+    std::fs::create_dir(sb.root.join("conf.d")).unwrap();
+    one_line(&with(&["--config", "conf.d"]), "cannot read configuration");
+    one_line(&with(&["--env", "A=B"]), "--env 'A=B' is not an environment variable name");
     sb.write("bad.yaml", "Security:\n  Foo: 1\n");
     one_line(&with(&["--config", "bad.yaml"]), "bad.yaml:2: error: Security: unknown field `Foo`");
 
@@ -118,5 +121,41 @@ fn version_names_the_git_revision_and_help_shows_examples() {
             .filter(|l| l.trim_start().starts_with("hullward ") || l.contains("| hullward"))
             .count();
         assert!(lines >= 2, "{cmd}: at least two examples\n{out}");
+    }
+}
+
+/// `explain` and `audit` on a terminal (a pseudo-terminal from `script(1)`): colour; piped, or
+/// with `NO_COLOR`: the same text without escape sequences.
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let sb = Sandbox::new();
+    output(sb.hullward().args(["check", "url", "http://127.0.0.1/"])).expect_code(1);
+    for cmd in ["explain", "audit"] {
+        // The same environment as `Sandbox::hullward`, under `script -qec 'hullward CMD'`.
+        let tty = |no_color: &str| {
+            let mut c = std::process::Command::new("script");
+            c.env_clear()
+                .env("PATH", support::PATH)
+                .env("HOME", &sb.home)
+                .env("HULLWARD_HOME", sb.base.join("hullward-home"))
+                .env("LANG", "C.UTF-8")
+                .env("TERM", "xterm")
+                .env("NO_COLOR", no_color)
+                .current_dir(&sb.root)
+                .args(["-qec", &format!("{} {cmd} --hitl off", support::bin()), "/dev/null"]);
+            output(&mut c)
+        };
+        let coloured = tty("");
+        coloured.expect_code(0);
+        assert!(
+            coloured.stdout.contains("\x1b[1m") || coloured.stdout.contains("\x1b[31m"),
+            "{cmd}: {coloured}"
+        );
+        let plain = tty("1");
+        assert!(!plain.stdout.contains('\x1b'), "{cmd} with NO_COLOR: {plain}");
+        let piped = output(sb.hullward().env("TERM", "xterm").args([cmd, "--hitl", "off"]));
+        piped.expect_code(0);
+        assert!(!piped.stdout.contains('\x1b'), "{cmd} piped: {piped}");
+        assert_eq!(plain.stdout.replace("\r\n", "\n"), piped.stdout, "{cmd}: the same text either way");
     }
 }

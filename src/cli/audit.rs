@@ -20,6 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value};
 
 use super::args::hullward_home;
+use super::style::{Style, Tone};
 use super::CommonArgs;
 use crate::error::Error;
 
@@ -55,6 +56,7 @@ pub fn run(common: &CommonArgs, since: Option<SystemTime>, call: Option<&str>) -
         Err(e) => return Err(Error::Usage(format!("cannot read the audit log '{}': {e}", path.display()))),
     };
     let filter = Filter { since, call };
+    let style = Style::for_stdout();
     let out = io::stdout();
     let mut out = out.lock();
     for (n, line) in BufReader::new(file).lines().enumerate() {
@@ -70,7 +72,7 @@ pub fn run(common: &CommonArgs, since: Option<SystemTime>, call: Option<&str>) -
         if !filter.keeps(&record) {
             continue;
         }
-        let text = if common.json { line } else { render(&record) };
+        let text = if common.json { line } else { render(&record, style) };
         if writeln!(out, "{text}").is_err() {
             // The reader went away (`hullward audit | head`): it asked for no more.
             return Ok(0);
@@ -93,8 +95,8 @@ fn log_path(common: &CommonArgs) -> PathBuf {
 }
 
 /// One record as one line (a denial or a question adds its message below, indented):
-/// `TIME  CALL  WHAT  DETAIL`.
-fn render(r: &Map<String, Value>) -> String {
+/// `TIME  CALL  WHAT  DETAIL`, the verdict coloured on a terminal.
+fn render(r: &Map<String, Value>, style: Style) -> String {
     let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
     let time = s("time").replacen('T', " ", 1);
     let (what, detail) = match s("kind") {
@@ -105,7 +107,19 @@ fn render(r: &Map<String, Value>) -> String {
         "call" => ("call".to_string(), call_detail(r)),
         other => (if other.is_empty() { "record".to_string() } else { other.to_string() }, generic(r)),
     };
-    let mut line = format!("{time}  {}  {what:<12} {detail}", s("call_id"));
+    let tone = match what.rsplit(' ').next().unwrap_or("") {
+        "allow" => Tone::Good,
+        "deny" => Tone::Bad,
+        "ask" | "quarantine" => Tone::Warn,
+        _ if what == "call" && r.get("exit_status").and_then(Value::as_i64) != Some(0) => Tone::Bad,
+        _ => Tone::Strong,
+    };
+    let mut line = format!(
+        "{}  {}  {} {detail}",
+        style.paint(Tone::Faint, &time),
+        style.paint(Tone::Faint, s("call_id")),
+        style.paint(tone, &format!("{what:<12}"))
+    );
     if let Some(message) = r.get("message").and_then(Value::as_str).filter(|m| !m.is_empty()) {
         for part in message.lines() {
             line.push_str("\n    ");
@@ -268,6 +282,8 @@ mod tests {
     use super::*;
     use crate::audit::rfc3339;
 
+    const PLAIN: Style = Style { color: false };
+
     fn record(json: &str) -> Map<String, Value> {
         match serde_json::from_str(json).unwrap() {
             Value::Object(m) => m,
@@ -307,17 +323,17 @@ mod tests {
             r#"{"time":"2026-04-22T15:30:12.000Z","call_id":"c1","kind":"decision","command":"rm -rf /","verdict":"deny","rule":"catastrophic-delete","message":"[DENIED] Shell command blocked"}"#,
         );
         assert_eq!(
-            render(&deny),
+            render(&deny, PLAIN),
             "2026-04-22 15:30:12.000Z  c1  deny         sh: rm -rf / [catastrophic-delete]\n    [DENIED] Shell command blocked"
         );
         let egress = record(
             r#"{"time":"t","call_id":"c1","kind":"decision","url":"CONNECT api.github.com:443","verdict":"allow","rule":"host-allowlist"}"#,
         );
-        assert!(render(&egress).contains("egress allow CONNECT api.github.com:443 [host-allowlist]"));
+        assert!(render(&egress, PLAIN).contains("egress allow CONNECT api.github.com:443 [host-allowlist]"));
         let call = record(
             r#"{"time":"t","call_id":"c1","kind":"call","argv":["cargo","test"],"exit_status":0,"duration_ms":1500,"masks_applied":2,"bytes_masked":40,"diff_bodies_hidden":0,"dropped":["seccomp"]}"#,
         );
-        let line = render(&call);
+        let line = render(&call, PLAIN);
         assert!(line.contains("call         exit 0 after "), "{line}");
         assert!(
             line.contains("run: cargo test (2 secret(s) masked) (--no-strict dropped: seccomp)"),
@@ -326,8 +342,18 @@ mod tests {
         let quarantine = record(
             r#"{"time":"t","call_id":"c1","kind":"quarantine","path":".git/hooks/pre-commit","moved_to":"/h/q/c1/x","restored":true}"#,
         );
-        assert!(render(&quarantine)
+        assert!(render(&quarantine, PLAIN)
             .ends_with("quarantine   moved_to=/h/q/c1/x path=.git/hooks/pre-commit restored=true"));
+    }
+
+    #[test]
+    fn a_terminal_gets_the_verdict_in_colour() {
+        let deny = record(
+            r#"{"time":"t","call_id":"c1","kind":"decision","url":"https://x/","verdict":"deny","rule":"r"}"#,
+        );
+        let painted = render(&deny, Style { color: true });
+        assert!(painted.contains("\x1b[31mdeny         \x1b[0m"), "{painted:?}");
+        assert!(!render(&deny, PLAIN).contains('\x1b'));
     }
 
     #[test]

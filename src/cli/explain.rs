@@ -43,9 +43,10 @@ pub fn run(common: &CommonArgs, argv: &[OsString]) -> Result<u8, Error> {
     if common.json {
         println!("{report}");
     } else {
-        print!("{}", render(&report));
+        let style = super::style::Style::for_stdout();
+        print!("{}", style.report(&render(&report)));
         if let Some(plan) = report.get("plan") {
-            print!("{}", render_plan(plan));
+            print!("{}", style.report(&render_plan(plan)));
         }
     }
     Ok(code)

@@ -18,6 +18,7 @@ mod doctor;
 mod explain;
 mod filter;
 mod run;
+mod style;
 mod validate;
 
 use std::ffi::OsString;
