@@ -41,11 +41,26 @@ build_deb() {
   echo "== $deb"
   dpkg-deb --info "$deb"
   dpkg-deb --contents "$deb"
+  smoke_deb "$deb"
   if command -v lintian >/dev/null; then
     lintian --fail-on error "$deb"
   else
     echo "(lintian not installed: apt-get install lintian to check the package)"
   fi
+}
+
+# The unpacked package: the binary runs, the man page renders, the bash completion loads.
+smoke_deb() {
+  local tree
+  tree=$(mktemp -d)
+  dpkg-deb --extract "$1" "$tree"
+  "$tree/usr/bin/hullward" --version
+  if command -v man >/dev/null; then
+    MANWIDTH=80 man -l "$tree/usr/share/man/man1/hullward.1.gz" | grep -q '^NAME' || fail "the packaged man page does not render"
+  fi
+  bash -c "source '$tree/usr/share/bash-completion/completions/hullward' && complete -p hullward" >/dev/null ||
+    fail "the packaged bash completion does not load"
+  rm -rf "$tree"
 }
 
 build_static() {
