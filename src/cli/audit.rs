@@ -352,7 +352,10 @@ mod tests {
             r#"{"time":"t","call_id":"c1","kind":"decision","url":"https://x/","verdict":"deny","rule":"r"}"#,
         );
         let painted = render(&deny, Style { color: true });
-        assert!(painted.contains("\x1b[31mdeny         \x1b[0m"), "{painted:?}");
+        assert!(
+            painted.contains(&format!("\x1b[31m{:<12}\x1b[0m url https://x/ [r]", "deny")),
+            "{painted:?}"
+        );
         assert!(!render(&deny, PLAIN).contains('\x1b'));
     }
 
