@@ -274,7 +274,7 @@ fn bad_input_of_every_kind_gets_a_clear_error_and_the_right_code() {
         ("types.yaml", "Security:\n  ReadFileSizeLimit: lots\n"),
         ("unknown.yaml", "Sandbox:\n  Strikt: true\n"),
         ("relative.yaml", "Security:\n  FileSystemSandboxPath: does/not/exist\n"),
-        ("system.yaml", "Sandbox:\n  System: [usr]\n"),
+        ("readonly.yaml", "Sandbox:\n  ReadOnlyDirs: ['/']\n"),
     ];
     for (name, text) in cases {
         let f = p.base.join(name);

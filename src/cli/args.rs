@@ -17,7 +17,7 @@ pub struct CommonArgs {
     /// YAML configuration (fuseraft's `Security:` plus hullward's `Sandbox:`).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// A built-in profile (default, ci, readonly, registries, agent) or a profile file.
+    /// A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file.
     #[arg(long, global = true, value_name = "NAME|FILE")]
     pub profile: Option<String>,
     /// The sandbox root (default: the current directory).
@@ -26,6 +26,9 @@ pub struct CommonArgs {
     /// Another allowed root (repeatable).
     #[arg(long, global = true, value_name = "DIR")]
     pub include: Vec<PathBuf>,
+    /// A directory (or file) the program may read and execute but never change (repeatable).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub ro: Vec<PathBuf>,
     /// A deny glob (repeatable).
     #[arg(long, global = true, value_name = "GLOB")]
     pub deny: Vec<String>,
@@ -121,6 +124,7 @@ impl CommonArgs {
             flags: Flags {
                 root: self.root.clone(),
                 include: self.include.clone(),
+                ro: self.ro.clone(),
                 deny: self.deny.clone(),
                 read: self.read.clone(),
                 write: self.write.clone(),

@@ -72,6 +72,7 @@ pub fn policy_json(p: &Policy) -> Value {
         "include": paths(&p.includes),
         "writable": paths(&sb.writable),
         "system": paths(&sb.system),
+        "read_only_dirs": paths(&sb.read_only_dirs),
         "deny": globs_json(&p.deny),
         "write_protect": globs_json(&p.write_protect),
         "read": globs_json(&p.read),
@@ -147,6 +148,10 @@ pub fn render(r: &Value) -> String {
         list_or(&r["writable"], "(none)")
     ));
     out.push_str(&format!("system:       {} (read+execute)\n", list_or(&r["system"], "(none)")));
+    out.push_str(&format!(
+        "read-only:    {} (read+execute, never write)\n",
+        list_or(&r["read_only_dirs"], "(none)")
+    ));
     globs_text(&mut out, "deny (never readable or writable, never a prompt)", &r["deny"], "(none)");
     globs_text(&mut out, "write-protected", &r["write_protect"], "(none)");
     globs_text(&mut out, "read globs", &r["read"], "(none: every path inside the roots)");

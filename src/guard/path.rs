@@ -9,8 +9,9 @@
 //!    neither a symlink to a secret nor a secret-named symlink gets through; a deny is never a prompt;
 //! 3. repository metadata write protection (`.git/hooks`, `.git/config`, Decision 8);
 //! 4. containment: inside a root (component-wise, Decision 6), a `Writable` directory, or — for
-//!    read, list and exec only — a `System` directory; anything else is `ask` with HITL on and
-//!    `deny` without (writes into `System` are always `deny`);
+//!    read, list and exec only — a `System` or read-only (`--ro`) directory; anything else is
+//!    `ask` with HITL on and `deny` without (writes into `System` and read-only directories are
+//!    always `deny`, also where a read-only directory lies inside a root);
 //! 5. inside a root: read-only roots, then `Write` and `ChangeEnvelope` for writes and deletes,
 //!    `Read` for reads and exec (listing is exempt from `Read`).
 
@@ -148,10 +149,28 @@ fn shown(policy: &Policy, path: &Path) -> String {
     }
 }
 
-/// The deny rule covering `path`, if any.
+/// The deny rule covering `path`, if any. Patterns are relative to the root containing the path,
+/// else to the read-only directory containing it (the masks are laid out the same way).
 pub fn deny_match<'p>(policy: &'p Policy, path: &Path) -> Option<&'p GlobRule> {
-    let roots = policy.roots();
-    policy.deny.match_covering(match_key(path, &roots))
+    let mut bases = policy.roots();
+    bases.extend(policy.sandbox.read_only_dirs.iter().cloned());
+    policy.deny.match_covering(match_key(path, &bases))
+}
+
+/// A write or delete inside a read-only directory (`--ro`, `Sandbox.ReadOnlyDirs`), which wins
+/// over a root or a writable directory around it.
+fn read_only_dir_write(policy: &Policy, op: Op, resolved: &Path) -> Option<Decision> {
+    let dir = policy.sandbox.read_only_dirs.iter().find(|d| resolved.starts_with(d))?;
+    op.mutates().then(|| {
+        Decision::deny(
+            "read-only-dir",
+            format!(
+                "[DENIED] '{}': Path is inside the read-only directory '{}' (read and execute only).",
+                resolved.display(),
+                dir.display()
+            ),
+        )
+    })
 }
 
 /// Decides `op` on `path`; relative paths are taken against `cwd`.
@@ -194,6 +213,9 @@ pub fn check(policy: &Policy, op: Op, path: &Path, cwd: &Path) -> Decision {
         }
     }
 
+    if let Some(denied) = read_only_dir_write(policy, op, &resolved) {
+        return denied;
+    }
     let Some(root) = policy.root_containing(&resolved) else {
         return outside(policy, op, &resolved);
     };
@@ -252,6 +274,9 @@ fn outside(policy: &Policy, op: Op, resolved: &Path) -> Decision {
     let in_system = policy.sandbox.system.iter().any(|s| resolved.starts_with(s));
     if in_system && !op.mutates() {
         return Decision::allow("system");
+    }
+    if policy.sandbox.read_only_dirs.iter().any(|d| resolved.starts_with(d)) {
+        return Decision::allow("read-only-dir");
     }
     let deny_text = format!(
         "[DENIED] Path '{}' is outside the configured sandbox '{}'.\nAll file operations must stay within the sandbox.",

@@ -57,6 +57,8 @@ pub struct LoadRequest {
 pub struct Flags {
     pub root: Option<PathBuf>,
     pub include: Vec<PathBuf>,
+    /// `--ro DIR`: read+execute only.
+    pub ro: Vec<PathBuf>,
     pub deny: Vec<String>,
     pub read: Vec<String>,
     pub write: Vec<String>,
@@ -177,7 +179,10 @@ struct Accum {
     read_limit: Option<u64>,
     strict: Option<bool>,
     include: Option<Vec<RawPath>>,
+    /// `System` entries of every layer, in order (the list adds up; `!ENTRY` removes).
     system: Option<Vec<RawPath>>,
+    /// `ReadOnlyDirs` entries of every layer and `--ro`, in order (adds up like `System`).
+    read_only_dirs: Option<Vec<RawPath>>,
     writable: Option<Vec<RawPath>>,
     read_only: Option<bool>,
     network: Option<Set<NetMode>>,
@@ -237,6 +242,7 @@ pub fn load(req: &LoadRequest) -> Result<Policy, PolicyError> {
 fn has_flags(f: &Flags) -> bool {
     f.root.is_some()
         || !f.include.is_empty()
+        || !f.ro.is_empty()
         || !f.deny.is_empty()
         || !f.read.is_empty()
         || !f.write.is_empty()
@@ -426,9 +432,7 @@ fn apply_sandbox(acc: &mut Accum, layer: &Layer<'_>, sb: &SandboxSection) {
     if let Some(v) = &sb.include {
         acc.include = Some(raw_paths(layer, &[s, Key("Include")], v));
     }
-    if let Some(v) = &sb.system {
-        acc.system = Some(raw_paths(layer, &[s, Key("System")], v));
-    }
+    add_read_only_lists(acc, layer, sb);
     if let Some(v) = &sb.writable {
         acc.writable = Some(raw_paths(layer, &[s, Key("Writable")], v));
     }
@@ -538,6 +542,9 @@ fn apply_flags(acc: &mut Accum, f: &Flags, cwd: &Path) {
     if !f.include.is_empty() {
         acc.include.get_or_insert_with(Vec::new).extend(f.include.iter().map(|p| flag_path(p, "--include")));
     }
+    if !f.ro.is_empty() {
+        acc.read_only_dirs.get_or_insert_with(Vec::new).extend(f.ro.iter().map(|p| flag_path(p, "--ro")));
+    }
     for (list, slot, flag) in [
         (&f.deny, &mut acc.deny, "--deny"),
         (&f.read, &mut acc.read, "--read"),
@@ -599,22 +606,8 @@ fn finish(
             }
         }
     }
-    let mut system: Vec<PathBuf> = Vec::new();
-    let mut system_links = Vec::new();
-    for raw in acc.system.iter().flatten() {
-        let (paths, links) = resolve_system(raw, &mut diags);
-        system.extend(paths);
-        system_links.extend(links);
-    }
-    // `/bin` is often a link to `/usr/bin`: keep only outermost entries, in order.
-    let outer: Vec<PathBuf> =
-        system.iter().filter(|p| !system.iter().any(|q| q != *p && p.starts_with(q))).cloned().collect();
-    let mut system = Vec::new();
-    for p in outer {
-        if !system.contains(&p) {
-            system.push(p);
-        }
-    }
+    let (system, mut system_links) =
+        resolve_listed(acc.system.as_deref().unwrap_or_default(), &mut diags, |raw, _| resolve_system(raw));
     let mut writable = Vec::new();
     for raw in acc.writable.iter().flatten() {
         if let Some(p) = resolve_dir(raw, &mut diags, "writable directory") {
@@ -623,6 +616,13 @@ fn finish(
             }
         }
     }
+    let writable_trees: Vec<PathBuf> =
+        std::iter::once(&root).chain(&includes).chain(&writable).cloned().collect();
+    let (read_only_dirs, ro_links) =
+        resolve_listed(acc.read_only_dirs.as_deref().unwrap_or_default(), &mut diags, |raw, diags| {
+            resolve_read_only(raw, &writable_trees, diags)
+        });
+    system_links.extend(ro_links);
 
     // Globs.
     let deny_credential_files = acc.deny_credential_files.unwrap_or(true);
@@ -775,6 +775,7 @@ fn finish(
             strict: acc.strict.unwrap_or(true),
             system,
             system_links,
+            read_only_dirs,
             writable,
             read_only: acc.read_only.unwrap_or(false),
             network,
@@ -844,41 +845,152 @@ fn resolve_dir(raw: &RawPath, diags: &mut Vec<Diagnostic>, what: &str) -> Option
 /// A resolved `System` entry: canonical paths, and the symlinks met on the way.
 type SystemEntry = (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>);
 
-/// Resolves a `System` entry: absolute only; a trailing `*` in the last component is expanded;
-/// entries that do not exist on this host are skipped; an entry that is itself a symlink is
-/// remembered with its target, so the child's view can show the same link.
-fn resolve_system(raw: &RawPath, diags: &mut Vec<Diagnostic>) -> SystemEntry {
-    let text = raw.text.as_str();
-    if !text.starts_with('/') {
-        diags.push(place_diag(raw, format!("System entry '{text}' must be an absolute path")));
-        return (Vec::new(), Vec::new());
-    }
-    let candidates: Vec<PathBuf> = match text.strip_suffix('*') {
-        Some(prefix) => {
-            let prefix = Path::new(prefix);
-            let (dir, stem) = match (prefix.parent(), prefix.file_name()) {
-                (Some(d), Some(s)) => (d.to_path_buf(), s.to_string_lossy().into_owned()),
-                _ => (prefix.to_path_buf(), String::new()),
-            };
-            let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .map(|rd| {
-                    rd.filter_map(Result::ok)
-                        .filter(|e| e.file_name().to_string_lossy().starts_with(&stem))
-                        .map(|e| e.path())
-                        .collect()
-                })
-                .unwrap_or_default();
-            found.sort();
-            found
-        }
-        None => vec![PathBuf::from(text)],
-    };
+/// Resolves a `System` entry (see [`listed_candidates`] for the spelling); entries that do not
+/// exist on this host are skipped; an entry that is itself a symlink is remembered with its
+/// target, so the child's view can show the same link.
+fn resolve_system(raw: &RawPath) -> SystemEntry {
+    let candidates = listed_candidates(raw);
     let links = candidates
         .iter()
         .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
         .filter_map(|p| Some((p.clone(), std::fs::read_link(p).ok()?)))
         .collect();
     (candidates.into_iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect(), links)
+}
+
+/// `System` and `ReadOnlyDirs` add up across the layers (default → profile → config → flags)
+/// instead of replacing each other: a config that adds one directory keeps `/usr`. An entry
+/// written `!ENTRY` removes what earlier layers listed as `ENTRY` (same text, or the same or an
+/// inner path once resolved).
+fn add_read_only_lists(acc: &mut Accum, layer: &Layer<'_>, sb: &SandboxSection) {
+    use Step::Key;
+    for (key, list, slot) in [
+        ("System", &sb.system, &mut acc.system),
+        ("ReadOnlyDirs", &sb.read_only_dirs, &mut acc.read_only_dirs),
+    ] {
+        if let Some(v) = list {
+            slot.get_or_insert_with(Vec::new).extend(raw_paths(layer, &[Key("Sandbox"), Key(key)], v));
+        }
+    }
+}
+
+/// A resolved list: canonical paths in order, outermost only, and the symlinks met.
+type Listed = (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>);
+
+/// Resolves an additive list in order, applying `!ENTRY` removals to what came before, then keeps
+/// only outermost entries (`/bin` is often a link into `/usr`), in order.
+fn resolve_listed(
+    raws: &[RawPath],
+    diags: &mut Vec<Diagnostic>,
+    mut resolve: impl FnMut(&RawPath, &mut Vec<Diagnostic>) -> SystemEntry,
+) -> Listed {
+    let mut entries: Vec<(String, PathBuf)> = Vec::new();
+    let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for raw in raws {
+        if let Some(removed) = raw.text.strip_prefix('!') {
+            let spelled = RawPath { text: removed.to_string(), ..raw.clone() };
+            let gone: Vec<PathBuf> = listed_candidates(&spelled)
+                .iter()
+                .flat_map(|c| [c.clone()].into_iter().chain(std::fs::canonicalize(c)))
+                .collect();
+            let hit = |p: &Path| gone.iter().any(|g| p.starts_with(g));
+            entries.retain(|(text, path)| text != removed && !hit(path));
+            links.retain(|(link, _)| !hit(link));
+            continue;
+        }
+        let (paths, found) = resolve(raw, diags);
+        entries.extend(paths.into_iter().map(|p| (raw.text.clone(), p)));
+        links.extend(found);
+    }
+    let all: Vec<&PathBuf> = entries.iter().map(|(_, p)| p).collect();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in &all {
+        if !all.iter().any(|q| q != p && p.starts_with(q)) && !out.contains(p) {
+            out.push((*p).clone());
+        }
+    }
+    (out, links)
+}
+
+/// The host paths a `System` or `ReadOnlyDirs` entry names: `~/` is the caller's home, a relative
+/// entry is relative to its file's folder (Decision 10; the current directory for a flag), and a
+/// trailing `*` in the last component matches every name with that prefix.
+fn listed_candidates(raw: &RawPath) -> Vec<PathBuf> {
+    let full = raw.base.join(expand_tilde(&raw.text));
+    let text = full.to_string_lossy();
+    let Some(prefix) = text.strip_suffix('*') else { return vec![full.clone()] };
+    let prefix = Path::new(prefix);
+    let (dir, stem) = match (prefix.parent(), prefix.file_name()) {
+        (Some(d), Some(s)) => (d.to_path_buf(), s.to_string_lossy().into_owned()),
+        _ => (prefix.to_path_buf(), String::new()),
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&stem))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+/// Resolves a `ReadOnlyDirs` entry or an `--ro` flag. A directory or a file (`~/.gitconfig`) is
+/// granted read+execute under its canonical path. An entry missing on this host is skipped when
+/// it comes from a file or a profile (shared across machines, like `System`), and an error on the
+/// command line (a typo). Refused: `/`, and a spelling that passes through a symlink lying inside
+/// a writable tree — a program could have planted it there to point the grant anywhere.
+fn resolve_read_only(raw: &RawPath, writable: &[PathBuf], diags: &mut Vec<Diagnostic>) -> SystemEntry {
+    let mut paths = Vec::new();
+    let mut links = Vec::new();
+    let candidates = listed_candidates(raw);
+    if candidates.is_empty() && raw.origin == Origin::Flag("--ro") {
+        diags.push(place_diag(raw, format!("read-only directory '{}' matches nothing", raw.text)));
+    }
+    for candidate in candidates {
+        if let Some(link) = planted_link(&candidate, writable) {
+            diags.push(place_diag(
+                raw,
+                format!(
+                    "read-only directory '{}' passes through the symlink '{}', which lies inside a writable directory; name its target instead",
+                    candidate.display(),
+                    link.display()
+                ),
+            ));
+            continue;
+        }
+        match std::fs::canonicalize(&candidate) {
+            Ok(p) if p == Path::new("/") => diags.push(place_diag(
+                raw,
+                "a read-only directory of '/' would show the whole filesystem; name the directories".into(),
+            )),
+            Ok(p) => {
+                if let Ok(target) = std::fs::read_link(&candidate) {
+                    links.push((candidate.clone(), target));
+                }
+                paths.push(p);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && raw.origin != Origin::Flag("--ro") => {}
+            Err(e) => diags.push(place_diag(
+                raw,
+                format!("read-only directory '{}' cannot be used: {e}", candidate.display()),
+            )),
+        }
+    }
+    (paths, links)
+}
+
+/// The first symlink on the way to `path` (itself included) that lies inside one of `writable`.
+fn planted_link(path: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
+    let lexical: PathBuf = path.components().collect();
+    let mut ancestors: Vec<&Path> = lexical.ancestors().collect();
+    ancestors.reverse();
+    ancestors.into_iter().find_map(|a| {
+        let is_link = std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink());
+        let parent = a.parent().and_then(|p| std::fs::canonicalize(p).ok())?;
+        (is_link && writable.iter().any(|w| parent.starts_with(w))).then(|| a.to_path_buf())
+    })
 }
 
 fn expand_tilde(text: &str) -> String {
@@ -1086,6 +1198,78 @@ mod tests {
         let p = load(&req).unwrap();
         assert!(p.deny.match_exact(Path::new("id_rsa")).is_none());
         assert!(p.deny.match_exact(Path::new(".env.local")).is_some());
+    }
+
+    #[test]
+    fn a_config_system_list_adds_to_the_default_and_resolves_relative_entries_in_its_folder() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("cfg/tools")).unwrap();
+        write(&t.path().join("cfg"), "o.yaml", "Sandbox:\n  System: [tools, /usr]\n");
+        let mut req = req_in(t.path());
+        req.config = Some("cfg/o.yaml".into());
+        let p = load(&req).unwrap();
+        let tools = t.path().canonicalize().unwrap().join("cfg/tools");
+        assert!(p.sandbox.system.contains(&tools), "{:?}", p.sandbox.system);
+        assert!(p.sandbox.system.contains(&PathBuf::from("/usr")), "{:?}", p.sandbox.system);
+        assert_eq!(p.sandbox.system.iter().filter(|s| *s == Path::new("/usr")).count(), 1);
+    }
+
+    #[test]
+    fn a_bang_entry_removes_what_earlier_layers_listed() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("a/b")).unwrap();
+        let base = t.path().canonicalize().unwrap();
+        let text = format!(
+            "Sandbox:\n  System: ['!/usr', '!/etc/python3*', {a}/b]\n  ReadOnlyDirs: [{a}, '!{a}/b']\n",
+            a = base.join("a").display()
+        );
+        let path = write(t.path(), "o.yaml", &text);
+        let mut req = req_in(t.path());
+        req.config = Some(path);
+        let p = load(&req).unwrap();
+        assert!(!p.sandbox.system.contains(&PathBuf::from("/usr")), "{:?}", p.sandbox.system);
+        assert!(!p.sandbox.system.iter().any(|s| s.starts_with("/etc/python3")), "{:?}", p.sandbox.system);
+        // Listed after the removal, it stays; removing an inner path leaves the outer entry.
+        assert!(p.sandbox.system.contains(&base.join("a/b")), "{:?}", p.sandbox.system);
+        assert_eq!(p.sandbox.read_only_dirs, vec![base.join("a")]);
+    }
+
+    #[test]
+    fn read_only_dirs_add_up_skip_missing_file_entries_and_refuse_missing_flags() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("tc/bin")).unwrap();
+        std::fs::create_dir_all(t.path().join("flagged")).unwrap();
+        let path = write(t.path(), "o.yaml", "Sandbox:\n  ReadOnlyDirs: [tc, not-here]\n");
+        let mut req = req_in(t.path());
+        req.config = Some(path);
+        req.flags.ro = vec!["flagged".into()];
+        let p = load(&req).unwrap();
+        let base = t.path().canonicalize().unwrap();
+        assert_eq!(p.sandbox.read_only_dirs, vec![base.join("tc"), base.join("flagged")]);
+        req.flags.ro = vec!["not-here-either".into()];
+        let PolicyError::Invalid(d) = load(&req).unwrap_err() else { panic!() };
+        assert!(d[0].key == "--ro" && d[0].message.contains("not-here-either"), "{d:?}");
+    }
+
+    #[test]
+    fn a_read_only_dir_through_a_symlink_inside_a_writable_root_is_refused() {
+        // Outside `/tmp`, which the default profile makes writable.
+        let scratch = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let t = tempfile::tempdir_in(scratch).unwrap();
+        std::fs::create_dir_all(t.path().join("root")).unwrap();
+        std::fs::create_dir_all(t.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("elsewhere"), t.path().join("root/cache")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("elsewhere"), t.path().join("outer-link")).unwrap();
+        let mut req = req_in(&t.path().join("root"));
+        req.flags.ro = vec!["cache".into()];
+        let PolicyError::Invalid(d) = load(&req).unwrap_err() else { panic!() };
+        assert!(d[0].message.contains("symlink"), "{d:?}");
+        // A symlink outside every writable tree is resolved, and shown as the same link.
+        req.flags.ro = vec![t.path().join("outer-link")];
+        let p = load(&req).unwrap();
+        assert_eq!(p.sandbox.read_only_dirs, vec![t.path().canonicalize().unwrap().join("elsewhere")]);
+        assert!(p.sandbox.system_links.iter().any(|(l, _)| l.ends_with("outer-link")));
     }
 
     #[test]

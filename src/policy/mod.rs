@@ -146,9 +146,12 @@ pub struct SandboxPolicy {
     pub strict: bool,
     /// Read+execute, never write; entries that do not exist on this host are left out.
     pub system: Vec<PathBuf>,
-    /// `System` entries that are symlinks on this host (`/bin` → `usr/bin`), as (link, target),
-    /// recreated in the child's view.
+    /// `System` and `ReadOnlyDirs` entries that are symlinks on this host (`/bin` → `usr/bin`),
+    /// as (link, target), recreated in the child's view.
     pub system_links: Vec<(PathBuf, PathBuf)>,
+    /// `Sandbox.ReadOnlyDirs` and `--ro`: read+execute, never write (toolchains under `$HOME`,
+    /// shared caches); deny rules apply inside them as inside the roots.
+    pub read_only_dirs: Vec<PathBuf>,
     /// Read+write besides the roots.
     pub writable: Vec<PathBuf>,
     /// The roots are mounted read-only (`readonly` profile).

@@ -33,6 +33,12 @@ pub const PROFILES: &[Profile] = &[
         yaml: include_str!("../../profiles/registries.yaml"),
     },
     Profile {
+        name: "toolchains",
+        summary:
+            "toolchains under $HOME (rustup, pyenv, nvm, ...) read+exec only; caches in the private home",
+        yaml: include_str!("../../profiles/toolchains.yaml"),
+    },
+    Profile {
         name: "agent",
         summary: "coding agents: model APIs via the egress proxy, provider keys forwarded",
         yaml: include_str!("../../profiles/agent.yaml"),

@@ -75,6 +75,8 @@ pub struct SandboxSection {
     pub include: Option<Vec<String>>,
     #[serde(rename = "System")]
     pub system: Option<Vec<String>>,
+    #[serde(rename = "ReadOnlyDirs")]
+    pub read_only_dirs: Option<Vec<String>>,
     #[serde(rename = "Writable")]
     pub writable: Option<Vec<String>>,
     #[serde(rename = "ReadOnly")]

@@ -111,6 +111,7 @@ fn judge(policy: &Policy, candidate: &str) -> Option<Decision> {
     let inside = policy.root_containing(&resolved).is_some()
         || policy.sandbox.writable.iter().any(|w| resolved.starts_with(w))
         || policy.sandbox.system.iter().any(|s| resolved.starts_with(s))
+        || policy.sandbox.read_only_dirs.iter().any(|d| resolved.starts_with(d))
         || EXEMPT.iter().any(|e| resolved.starts_with(e));
     (!inside).then(|| outside(policy, &resolved))
 }
