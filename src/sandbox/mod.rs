@@ -14,7 +14,9 @@
 pub mod cgroup;
 pub mod child;
 pub mod env;
+pub mod etc;
 pub mod grants;
+pub mod home;
 pub mod kernel;
 pub mod landlock;
 pub mod masks;

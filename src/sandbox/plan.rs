@@ -18,7 +18,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::env::{self, ChildEnv};
+use super::etc;
 use super::grants::{self, WriteGrants};
+use super::home::{self, Home};
 use super::kernel::{KernelSupport, STRICT_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
 use super::masks::{self, MaskKind, Snapshot};
@@ -196,10 +198,12 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         (false, NetMode::Proxy) => NetPlan::Isolated,
     };
 
-    let proxy_env: Vec<(String, String)> = match net {
+    let mut proxy_env: Vec<(String, String)> = match net {
         NetPlan::Proxy { port } => crate::proxy::child_env(port),
         _ => Vec::new(),
     };
+    let home = mount_ns.then(|| child_home(policy));
+    proxy_env.extend(home.iter().map(|h| ("HOME".to_string(), h.path.display().to_string())));
     let env = if yolo {
         ChildEnv {
             vars: call.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
@@ -222,13 +226,22 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         .filter(|w| !roots.iter().any(|r| w.starts_with(r)))
         .cloned()
         .collect();
+    let read_only_dirs = &policy.sandbox.read_only_dirs;
     let visible = |p: &Path| {
-        roots.iter().chain(&policy.sandbox.writable).chain(&policy.sandbox.system).any(|r| p.starts_with(r))
+        roots
+            .iter()
+            .chain(&policy.sandbox.writable)
+            .chain(&policy.sandbox.system)
+            .chain(read_only_dirs)
+            .any(|r| p.starts_with(r))
     };
     let cwd = if visible(&call.cwd) { call.cwd.clone() } else { policy.root.clone() };
 
-    let scanned: Vec<PathBuf> =
-        if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
+    let scanned: Vec<PathBuf> = if yolo {
+        Vec::new()
+    } else {
+        [roots.clone(), writable_host.clone(), read_only_dirs.clone()].concat()
+    };
     let snapshot = masks::scan_policy(policy, &scanned)?;
 
     // Write globs and the change envelope: the roots become read-only with the granted places
@@ -243,21 +256,21 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         (None, false) => ([roots.clone(), writable_host.clone()].concat(), Vec::new()),
     };
 
+    let host_files = etc::host_files(net == NetPlan::Host);
+    let view_files = [identity_files(), etc::generated(net == NetPlan::Host)].concat();
+    let source = |p: &PathBuf| Source { path: p.clone(), is_dir: p.is_dir() };
     let view = mount_ns.then(|| ViewSpec {
-        system: policy
-            .sandbox
-            .system
-            .iter()
-            .map(|p| Source { path: p.clone(), is_dir: p.is_dir() })
-            .collect(),
-        links: policy.sandbox.system_links.clone(),
+        system: policy.sandbox.system.iter().chain(&host_files.paths).map(source).collect(),
+        links: [policy.sandbox.system_links.clone(), host_files.links.clone()].concat(),
         read_write: read_write.clone(),
         read_only: read_only.clone(),
+        read_only_dirs: read_only_dirs.iter().map(source).collect(),
+        home: home.as_ref().filter(|h| h.private).map(|h| h.path.clone()),
         devices: DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()).collect(),
         dev_pts: call.terminal,
         new_proc: true,
         tmpfs_size: policy.sandbox.limits.memory_bytes.map_or_else(|| "50%".to_string(), |m| m.to_string()),
-        files: identity_files(),
+        files: view_files.clone(),
         masks: snapshot.masks.clone(),
         read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
@@ -269,6 +282,8 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
             .sandbox
             .system
             .iter()
+            .chain(&host_files.paths)
+            .chain(read_only_dirs)
             .map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec })
             .collect();
         if !mount_ns {
@@ -287,13 +302,16 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         if mount_ns {
             child_rules.push(PathRule { path: "/".into(), grant: Grant::List });
             child_rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
-            for file in ["/etc/passwd", "/etc/group"] {
-                if !policy.sandbox.system.iter().any(|s| Path::new(file).starts_with(s)) {
-                    child_rules.push(PathRule { path: file.into(), grant: Grant::ReadFile });
+            for (file, _) in &view_files {
+                if !policy.sandbox.system.iter().any(|s| file.starts_with(s)) {
+                    child_rules.push(PathRule { path: file.clone(), grant: Grant::ReadFile });
                 }
             }
             for dir in ["/tmp", "/run", "/dev/shm"] {
                 child_rules.push(PathRule { path: dir.into(), grant: Grant::ReadWrite });
+            }
+            if let Some(h) = home.as_ref().filter(|h| h.private) {
+                child_rules.push(PathRule { path: h.path.clone(), grant: Grant::ReadWrite });
             }
             if call.terminal {
                 child_rules.push(PathRule { path: "/dev/pts".into(), grant: Grant::Device });
@@ -357,6 +375,18 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         yolo,
         kernel: kernel.clone(),
     })
+}
+
+/// Where the child's private home goes, against what the view shows (see `sandbox::home`).
+fn child_home(policy: &Policy) -> Home {
+    let private: Vec<PathBuf> = PRIVATE_TMPFS.iter().map(|(d, _)| PathBuf::from(d)).collect();
+    let granted: Vec<PathBuf> = policy
+        .roots()
+        .into_iter()
+        .chain(policy.sandbox.writable.iter().filter(|w| !private.contains(w)).cloned())
+        .chain(policy.sandbox.read_only_dirs.iter().cloned())
+        .collect();
+    home::plan(policy.home(), home::Shown { granted: &granted, system: &policy.sandbox.system })
 }
 
 /// `/etc/passwd` and `/etc/group` for the child's view: root, the caller's own user and group (as
@@ -460,6 +490,8 @@ impl SandboxPlan {
                 "system_read_only": v.system.iter().map(|s| s.path.display().to_string()).collect::<Vec<_>>(),
                 "read_write": v.read_write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
                 "read_only": v.read_only.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "read_only_dirs": v.read_only_dirs.iter().map(|s| s.path.display().to_string()).collect::<Vec<_>>(),
+                "home": v.home.as_ref().map(|h| json!({"path": h.display().to_string(), "kind": "private tmpfs"})),
                 "private_tmpfs": ["/tmp", "/run", "/dev/shm"],
                 "devices": v.devices.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             })),

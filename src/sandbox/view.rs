@@ -3,8 +3,9 @@
 //! Instead of the host's whole tree made read-only, the child gets a **fresh root** (a small
 //! tmpfs) that contains only what the policy grants: the `System` entries read-only, a read-only
 //! `/proc` of the child's own PID namespace, a minimal `/dev` (null, zero, full, random, urandom,
-//! tty, a private devpts and shm), private tmpfs mounts on `/tmp` and `/run`, and the roots and
-//! writable directories read-write. Anything
+//! tty, a private devpts and shm), private tmpfs mounts on `/tmp`, `/run` and the child's home,
+//! the roots and writable directories read-write, and the read-only directories (`--ro`) on top
+//! of whatever covers their paths. Anything
 //! else — the home directory, `/var/run/docker.sock`, other users' files — does not exist in the
 //! child at all, so no path trick (including pathname Unix sockets, which Landlock ABI < 9 does
 //! not mediate) can reach it. Landlock then binds the same grants a second time.
@@ -63,6 +64,11 @@ pub struct ViewSpec {
     pub read_write: Vec<PathBuf>,
     /// Read-only host directories (roots in a read-only profile).
     pub read_only: Vec<PathBuf>,
+    /// `--ro` / `ReadOnlyDirs`: read+exec, read-only mounts that, unlike `System` entries, are
+    /// also shown inside the roots and the private home (on top of them).
+    pub read_only_dirs: Vec<Source>,
+    /// The child's private home: a fresh tmpfs at this path (see `sandbox::home`).
+    pub home: Option<PathBuf>,
     /// Device nodes that exist on this host.
     pub devices: Vec<PathBuf>,
     /// A private devpts instance on `/dev/pts` (new terminals; the host's are never shown).
@@ -200,6 +206,7 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
         let slot = clone(&mut ops, p, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
         dests.push((p.clone(), Dest::Tree { slot }));
     }
+    dests.extend(toolchain_dests(spec, &mut ops, &mut clone)?);
     if spec.new_proc {
         dests.push((PathBuf::from("/proc"), Dest::NewProc));
     } else {
@@ -300,6 +307,25 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
     b.ops.push(MountOp::SetReadOnly { target: c(Path::new(STAGE))? });
     b.ops.push(MountOp::PivotRoot { new_root: c(Path::new(STAGE))? });
     Ok(View { ops: b.ops, slots })
+}
+
+/// The private home and the read-only directories. The home is a tmpfs like `/tmp`; each
+/// read-only directory is a read-only copy attached after whatever covers its path (a root, the
+/// home), so that it wins there.
+fn toolchain_dests(
+    spec: &ViewSpec,
+    ops: &mut Vec<MountOp>,
+    clone: &mut impl FnMut(&mut Vec<MountOp>, &Path, u64) -> Result<usize, ViewError>,
+) -> Result<Vec<(PathBuf, Dest)>, ViewError> {
+    let mut dests = Vec::new();
+    if let Some(home) = &spec.home {
+        dests.push((home.clone(), Dest::Private { options: "mode=0700" }));
+    }
+    for src in &spec.read_only_dirs {
+        let slot = clone(ops, &src.path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
+        dests.push((src.path.clone(), Dest::System { src: src.clone(), slot }));
+    }
+    Ok(dests)
 }
 
 fn dev(b: &mut Builder, spec: &ViewSpec) -> Result<(), ViewError> {
@@ -410,6 +436,8 @@ mod tests {
             links: vec![("/bin".into(), "usr/bin".into())],
             read_write: vec!["/tmp/work/proj".into()],
             read_only: vec![],
+            read_only_dirs: vec![],
+            home: None,
             devices: vec!["/dev/null".into()],
             dev_pts: false,
             new_proc: false,
@@ -453,6 +481,43 @@ mod tests {
         let n = names(&build(&s).unwrap());
         assert!(!n.iter().any(|x| x.starts_with("mkdir /tmp/usr/")), "{n:#?}");
         assert!(n.contains(&"attach #2 /tmp/usr/src/proj".to_string()), "{n:#?}");
+    }
+
+    #[test]
+    fn the_private_home_comes_before_what_is_shown_inside_it_and_read_only_dirs_win_over_roots() {
+        let mut s = spec();
+        s.masks.clear();
+        s.pins.clear();
+        s.home = Some("/home/u".into());
+        s.read_write = vec!["/home/u/proj".into()];
+        s.read_only_dirs = vec![
+            Source { path: "/home/u/.cargo/bin".into(), is_dir: true },
+            Source { path: "/home/u/proj/vendor".into(), is_dir: true },
+            Source { path: "/home/u/.gitconfig".into(), is_dir: false },
+        ];
+        let n = names(&build(&s).unwrap());
+        let pos = |x: &str| n.iter().position(|y| y == x).unwrap_or_else(|| panic!("{x} not in {n:#?}"));
+        assert!(pos("tmpfs /tmp/home/u") < pos("mkdir /tmp/home/u/.cargo"), "{n:#?}");
+        assert!(pos("mkdir /tmp/home/u/.cargo") < pos("mkdir /tmp/home/u/.cargo/bin"), "{n:#?}");
+        assert!(pos("touch /tmp/home/u/.gitconfig") > pos("tmpfs /tmp/home/u"), "{n:#?}");
+        // The read-only vendor directory is attached on top of the writable root.
+        let attach = |p: &str| n.iter().position(|y| y.starts_with("attach #") && y.ends_with(p)).unwrap();
+        assert!(attach("/tmp/home/u/proj") < attach("/tmp/home/u/proj/vendor"), "{n:#?}");
+        assert!(
+            !n.iter().any(|x| x == "mkdir /tmp/home/u/proj/vendor"),
+            "nothing is made inside a host copy"
+        );
+        // Every read-only directory is cloned read-only.
+        let ro_clones = build(&s)
+            .unwrap()
+            .ops
+            .iter()
+            .filter(|op| {
+                matches!(op, MountOp::Clone { src, set, .. }
+                    if src.to_string_lossy().contains("/home/u/") && *set & MOUNT_ATTR_RDONLY != 0)
+            })
+            .count();
+        assert_eq!(ro_clones, 3, "{n:#?}");
     }
 
     #[test]
