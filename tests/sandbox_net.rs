@@ -146,11 +146,12 @@ fn host_listeners_are_unreachable_while_own_unix_sockets_work() {
     let out = sb.run(&[], &argv);
     out.expect_code(0);
     assert!(!out.stdout.contains("HW-HOST-LISTENER"), "a host listener answered\n{out}");
-    // Socket creation itself is refused (seccomp), the host's Unix sockets are not in the view,
-    // and the abstract namespace belongs to the child's own network namespace.
-    says(&out, "tcp", "ERR EPERM");
-    says(&out, "tcp6", "ERR EPERM");
-    says(&out, "udp", "ERR EPERM");
+    // The child's loopback is its own (its network namespace): nothing listens on the host's
+    // ports there. The host's Unix sockets are not in the view, and the abstract namespace
+    // belongs to the child's own network namespace.
+    says(&out, "tcp", "ERR ECONNREFUSED");
+    says(&out, "tcp6", "ERR ECONNREFUSED");
+    says(&out, "udp", "ERR");
     says(&out, "abstract", "ERR");
     says(&out, "path0", "ERR ENOENT");
     says(&out, "path1", "ERR ENOENT");
@@ -177,8 +178,12 @@ fn raw_packet_and_other_socket_families_are_refused() {
         ("netlink-uevent", libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_KOBJECT_UEVENT, "ERR EPERM"),
         ("vsock", libc::AF_VSOCK, libc::SOCK_STREAM, 0, "ERR EPERM"),
         ("alg", libc::AF_ALG, libc::SOCK_SEQPACKET, 0, "ERR EPERM"),
-        ("tcp-flags", libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, "ERR EPERM"),
-        // The neighbours: Unix sockets, and routing netlink inside the own namespace.
+        ("sctp", libc::AF_INET, libc::SOCK_STREAM, libc::IPPROTO_SCTP, "ERR EPERM"),
+        ("udplite", libc::AF_INET6, libc::SOCK_DGRAM, libc::IPPROTO_UDPLITE, "ERR EPERM"),
+        // The neighbours: Unix sockets, routing netlink inside the own namespace, and TCP and UDP
+        // for the call's private loopback (flags in the type change nothing).
+        ("tcp-flags", libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, "OK"),
+        ("udp6", libc::AF_INET6, libc::SOCK_DGRAM, libc::IPPROTO_UDP, "OK"),
         ("unix-stream", libc::AF_UNIX, libc::SOCK_STREAM, 0, "OK"),
         ("unix-dgram", libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0, "OK"),
         ("netlink-route", libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_ROUTE, "OK"),

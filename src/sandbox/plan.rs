@@ -332,13 +332,16 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
                 NetPlan::Proxy { port } => vec![port],
                 _ => Vec::new(),
             },
-            tcp: net != NetPlan::Host,
+            // In a namespace of the call's own, only the proxy mode narrows TCP; with nothing
+            // but the private loopback (`--net none`) the program binds and connects freely.
+            tcp: matches!(net, NetPlan::Proxy { .. }),
         }
     });
 
     let seccomp = (!yolo && kernel.seccomp).then_some(match (policy.sandbox.network, net) {
         (_, NetPlan::Proxy { .. }) => SocketPolicy::UnixAndTcp,
         (NetMode::Host, _) => SocketPolicy::Any,
+        (_, NetPlan::Isolated) => SocketPolicy::UnixAndLoopback,
         _ => SocketPolicy::UnixOnly,
     });
 

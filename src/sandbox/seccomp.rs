@@ -3,7 +3,8 @@
 //! Default allow; the listed calls fail with `EPERM` — never a kill, so that tools see an error
 //! they can report. What is listed and why (DESIGN.md, "seccomp"):
 //! * `socket`/`socketpair` for every family but `AF_UNIX` (and `AF_NETLINK`/`NETLINK_ROUTE`;
-//!   with the egress proxy also TCP over `AF_INET`/`AF_INET6`, and nothing else of those);
+//!   with the egress proxy also TCP over `AF_INET`/`AF_INET6`, and nothing else of those; in a
+//!   network namespace of the call's own, TCP and UDP over them, for the call's private loopback);
 //! * `io_uring_*` (it opens sockets without `socket()`), `ptrace`, `process_vm_*`, `kcmp`,
 //!   `pidfd_getfd`, `kexec_*`, `bpf`, `perf_event_open`, `userfaultfd`, the keyring calls, module
 //!   loading, swap, reboot, `chroot`, `open_by_handle_at`;
@@ -43,6 +44,9 @@ pub enum SocketPolicy {
     UnixOnly,
     /// Also TCP over IPv4/IPv6 (to reach the egress proxy on loopback).
     UnixAndTcp,
+    /// Also TCP and UDP over IPv4/IPv6: the call's own network namespace holds only its private
+    /// loopback (test servers, databases in tests), so nothing of that reaches the host.
+    UnixAndLoopback,
     /// No socket restriction (`--net host`).
     Any,
 }
@@ -118,7 +122,8 @@ fn rule(conds: Vec<Cond>) -> Result<SeccompRule, SeccompError> {
 
 fn socket_rules(policy: SocketPolicy) -> Result<Vec<SeccompRule>, SeccompError> {
     let mut allowed = vec![libc::AF_UNIX as u64, libc::AF_NETLINK as u64];
-    if policy == SocketPolicy::UnixAndTcp {
+    let inet = matches!(policy, SocketPolicy::UnixAndTcp | SocketPolicy::UnixAndLoopback);
+    if inet {
         allowed.extend([libc::AF_INET as u64, libc::AF_INET6 as u64]);
     }
     let mut rules =
@@ -127,29 +132,33 @@ fn socket_rules(policy: SocketPolicy) -> Result<Vec<SeccompRule>, SeccompError> 
         cond(0, Len::Dword, Op::Eq, libc::AF_NETLINK as u64)?,
         cond(2, Len::Dword, Op::Ne, libc::NETLINK_ROUTE as u64)?,
     ])?);
-    if policy == SocketPolicy::UnixAndTcp {
+    if inet {
+        let udp = policy == SocketPolicy::UnixAndLoopback;
         for family in [libc::AF_INET, libc::AF_INET6] {
             let family = family as u64;
-            // Any type but SOCK_STREAM (the low four bits; the rest are flags).
-            for ty in [
-                libc::SOCK_DGRAM,
-                libc::SOCK_RAW,
-                libc::SOCK_RDM,
-                libc::SOCK_SEQPACKET,
-                SOCK_DCCP,
-                SOCK_PACKET,
-            ] {
+            // Any type but SOCK_STREAM (and SOCK_DGRAM for UDP); the low four bits, the rest are
+            // flags.
+            let mut types =
+                vec![libc::SOCK_RAW, libc::SOCK_RDM, libc::SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET];
+            if !udp {
+                types.push(libc::SOCK_DGRAM);
+            }
+            for ty in types {
                 rules.push(rule(vec![
                     cond(0, Len::Dword, Op::Eq, family)?,
                     cond(1, Len::Dword, Op::MaskedEq(0xf), ty as u64)?,
                 ])?);
             }
-            // Stream sockets of another protocol (SCTP, MPTCP) are not TCP.
-            rules.push(rule(vec![
+            // Another protocol (SCTP, MPTCP, ICMP, UDP-Lite) is neither TCP nor UDP.
+            let mut other = vec![
                 cond(0, Len::Dword, Op::Eq, family)?,
                 cond(2, Len::Dword, Op::Ne, 0)?,
                 cond(2, Len::Dword, Op::Ne, libc::IPPROTO_TCP as u64)?,
-            ])?);
+            ];
+            if udp {
+                other.push(cond(2, Len::Dword, Op::Ne, libc::IPPROTO_UDP as u64)?);
+            }
+            rules.push(rule(other)?);
         }
     }
     Ok(rules)
@@ -257,6 +266,9 @@ pub fn denied_summary(sockets: SocketPolicy) -> Vec<String> {
             SocketPolicy::UnixAndTcp => {
                 "socket: only AF_UNIX, NETLINK_ROUTE and TCP (to the egress proxy)".into()
             }
+            SocketPolicy::UnixAndLoopback => {
+                "socket: only AF_UNIX, NETLINK_ROUTE, TCP and UDP (the call's own loopback)".into()
+            }
             SocketPolicy::Any => "socket: unrestricted (--net host)".into(),
         },
         "unshare/clone with namespace flags, setns, every mount call".into(),
@@ -276,7 +288,12 @@ mod tests {
 
     #[test]
     fn programs_compile_and_carry_the_x32_check_after_the_arch_check() {
-        for policy in [SocketPolicy::UnixOnly, SocketPolicy::UnixAndTcp, SocketPolicy::Any] {
+        for policy in [
+            SocketPolicy::UnixOnly,
+            SocketPolicy::UnixAndTcp,
+            SocketPolicy::UnixAndLoopback,
+            SocketPolicy::Any,
+        ] {
             let progs = programs(policy).unwrap();
             assert_eq!(progs.len(), 2);
             for p in &progs {
