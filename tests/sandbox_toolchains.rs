@@ -534,3 +534,19 @@ fn the_toolchains_profile_shows_home_toolchains_read_only_and_skips_missing_ones
     assert_untouched(&pyenv);
     assert!(!cargo_home.join("bin/planted").exists() && !cargo_home.join("registry").exists());
 }
+
+#[test]
+fn a_read_only_file_is_readable_not_writable_and_a_denied_one_stays_masked() {
+    let sb = Sandbox::new();
+    let config = sb.home.join(".gitconfig");
+    write_mode(&config, "[user]\n\tname = HW Tester\n", 0o644);
+    let key = sb.home.join(".ssh/id_rsa");
+    let flags = ["--ro", config.to_str().unwrap(), "--ro", key.to_str().unwrap()];
+    let script = "git config --global user.name; echo '[core] fsmonitor = evil' >> $HOME/.gitconfig && echo APPENDED; \
+                  rm -f $HOME/.gitconfig && echo REMOVED; cat $HOME/.ssh/id_rsa; echo DONE";
+    let out = sb.sh_with(&flags, script);
+    assert!(out.has_line("HW Tester") && out.has_line("DONE"), "{out}");
+    assert!(!out.has_line("APPENDED") && !out.has_line("REMOVED"), "{out}");
+    assert!(!out.all().contains(SSH_KEY), "a read-only grant never lifts a deny rule\n{out}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "[user]\n\tname = HW Tester\n");
+}

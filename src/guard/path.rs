@@ -153,7 +153,7 @@ fn shown(policy: &Policy, path: &Path) -> String {
 /// else to the read-only directory containing it (the masks are laid out the same way).
 pub fn deny_match<'p>(policy: &'p Policy, path: &Path) -> Option<&'p GlobRule> {
     let mut bases = policy.roots();
-    bases.extend(policy.sandbox.read_only_dirs.iter().cloned());
+    bases.extend(policy.sandbox.read_only_dirs.iter().filter(|d| d.is_dir()).cloned());
     policy.deny.match_covering(match_key(path, &bases))
 }
 

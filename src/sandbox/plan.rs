@@ -23,7 +23,7 @@ use super::grants::{self, WriteGrants};
 use super::home::{self, Home};
 use super::kernel::{KernelSupport, STRICT_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
-use super::masks::{self, MaskKind, Snapshot};
+use super::masks::{self, Mask, MaskKind, Snapshot};
 use super::seccomp::SocketPolicy;
 use super::sys;
 use super::view::{self, Source, ViewSpec, DEVICES, PRIVATE_TMPFS};
@@ -237,12 +237,14 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
     };
     let cwd = if visible(&call.cwd) { call.cwd.clone() } else { policy.root.clone() };
 
-    let scanned: Vec<PathBuf> = if yolo {
-        Vec::new()
-    } else {
-        [roots.clone(), writable_host.clone(), read_only_dirs.clone()].concat()
-    };
-    let snapshot = masks::scan_policy(policy, &scanned)?;
+    // Read-only directories are walked like the roots; a read-only file is masked when a deny
+    // rule names it.
+    let (ro_dirs, ro_files): (Vec<PathBuf>, Vec<PathBuf>) =
+        read_only_dirs.iter().cloned().partition(|p| p.is_dir());
+    let scanned: Vec<PathBuf> =
+        if yolo { Vec::new() } else { [roots.clone(), writable_host.clone(), ro_dirs].concat() };
+    let mut snapshot = masks::scan_policy(policy, &scanned)?;
+    snapshot.masks.extend(denied_files(policy, &ro_files));
 
     // Write globs and the change envelope: the roots become read-only with the granted places
     // read-write on top.
@@ -378,6 +380,22 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         yolo,
         kernel: kernel.clone(),
     })
+}
+
+/// Masks for the read-only files (`--ro ~/.gitconfig`) a deny rule covers.
+fn denied_files(policy: &Policy, files: &[PathBuf]) -> Vec<Mask> {
+    files
+        .iter()
+        .filter_map(|f| {
+            let rule = crate::guard::path::deny_match(policy, f)?;
+            Some(Mask {
+                path: f.clone(),
+                kind: MaskKind::File,
+                pattern: rule.pattern.clone(),
+                via_symlink: None,
+            })
+        })
+        .collect()
 }
 
 /// Where the child's private home goes, against what the view shows (see `sandbox::home`).
