@@ -237,14 +237,12 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
     };
     let cwd = if visible(&call.cwd) { call.cwd.clone() } else { policy.root.clone() };
 
-    // Read-only directories are walked like the roots; a read-only file is masked when a deny
-    // rule names it.
-    let (ro_dirs, ro_files): (Vec<PathBuf>, Vec<PathBuf>) =
-        read_only_dirs.iter().cloned().partition(|p| p.is_dir());
     let scanned: Vec<PathBuf> =
-        if yolo { Vec::new() } else { [roots.clone(), writable_host.clone(), ro_dirs].concat() };
+        if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
     let mut snapshot = masks::scan_policy(policy, &scanned)?;
-    snapshot.masks.extend(denied_files(policy, &ro_files));
+    if !yolo {
+        add_read_only_masks(policy, read_only_dirs, &mut snapshot)?;
+    }
 
     // Write globs and the change envelope: the roots become read-only with the granted places
     // read-write on top.
@@ -382,20 +380,29 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
     })
 }
 
-/// Masks for the read-only files (`--ro ~/.gitconfig`) a deny rule covers.
-fn denied_files(policy: &Policy, files: &[PathBuf]) -> Vec<Mask> {
-    files
-        .iter()
-        .filter_map(|f| {
-            let rule = crate::guard::path::deny_match(policy, f)?;
-            Some(Mask {
-                path: f.clone(),
-                kind: MaskKind::File,
-                pattern: rule.pattern.clone(),
-                via_symlink: None,
-            })
-        })
-        .collect()
+/// The deny masks inside the read-only directories (`--ro`, `ReadOnlyDirs`): their directories
+/// are walked like the roots, and a read-only file is masked when a deny rule names it. Only the
+/// masks join the call's snapshot: nothing there can change during the call, so the walk after
+/// the call (which looks for what the call wrote) covers the writable trees alone.
+fn add_read_only_masks(
+    policy: &Policy,
+    entries: &[PathBuf],
+    snapshot: &mut Snapshot,
+) -> Result<(), PlanError> {
+    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.iter().cloned().partition(|p| p.is_dir());
+    let found = if dirs.is_empty() { Snapshot::default() } else { masks::scan_policy(policy, &dirs)? };
+    let denied_files = files.iter().filter_map(|f| {
+        let rule = crate::guard::path::deny_match(policy, f)?;
+        Some(Mask { path: f.clone(), kind: MaskKind::File, pattern: rule.pattern.clone(), via_symlink: None })
+    });
+    for mask in found.masks.into_iter().chain(denied_files) {
+        if !snapshot.masks.iter().any(|m| mask.path.starts_with(&m.path)) {
+            snapshot.masks.push(mask);
+        }
+    }
+    snapshot.skipped_links.extend(found.skipped_links);
+    snapshot.entries_seen += found.entries_seen;
+    Ok(())
 }
 
 /// Where the child's private home goes, against what the view shows (see `sandbox::home`).
