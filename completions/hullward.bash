@@ -59,7 +59,7 @@ _hullward() {
 
     case "${cmd}" in
         hullward)
-            opts="-h -V --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help --version run sh check filter explain validate doctor serve audit"
+            opts="-h -V --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help --version run sh check filter explain validate doctor serve audit"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -78,6 +78,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -129,7 +133,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__audit)
-            opts="-h --since --call --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --since --call --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -156,6 +160,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -207,7 +215,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__check)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help shell path url"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help shell path url"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -226,6 +234,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -277,7 +289,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__check__subcmd__path)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -296,6 +308,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -347,7 +363,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__check__subcmd__shell)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -366,6 +382,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -417,7 +437,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__check__subcmd__url)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -436,6 +456,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -487,7 +511,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__doctor)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -506,6 +530,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -557,7 +585,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__explain)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -576,6 +604,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -627,7 +659,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__filter)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -646,6 +678,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -697,7 +733,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__run)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -716,6 +752,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -767,7 +807,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__serve)
-            opts="-h --socket --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --socket --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -790,6 +830,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -841,7 +885,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__sh)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -860,6 +904,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -911,7 +959,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__validate)
-            opts="-h --config --profile --root --include --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -930,6 +978,10 @@ _hullward() {
                     return 0
                     ;;
                 --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_hullward_global_optspecs
-    string join \n config= profile= root= include= deny= read= write= net= allow-host= timeout= env= hitl= unattended-policy= no-strict yolo audit= json h/help V/version
+    string join \n config= profile= root= include= ro= deny= read= write= net= allow-host= timeout= env= hitl= unattended-policy= no-strict yolo audit= json h/help V/version
 end
 
 function __fish_hullward_needs_command
@@ -25,9 +25,10 @@ function __fish_hullward_using_subcommand
 end
 
 complete -c hullward -n "__fish_hullward_needs_command" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_needs_command" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_needs_command" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_needs_command" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_needs_command" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_needs_command" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_needs_command" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_needs_command" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_needs_command" -l write -d 'A write glob (repeatable)' -r
@@ -57,9 +58,10 @@ complete -c hullward -n "__fish_hullward_needs_command" -f -a "doctor" -d 'Repor
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "serve" -d 'Run the supervisor daemon on a Unix socket'
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "audit" -d 'Read the audit log back as a timeline of decisions, calls, egress and quarantined paths'
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand run" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand run" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand run" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l write -d 'A write glob (repeatable)' -r
@@ -79,9 +81,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand run" -l yolo -d 'No sa
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand run" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand sh" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand sh" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand sh" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l write -d 'A write glob (repeatable)' -r
@@ -101,9 +104,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand sh" -l yolo -d 'No san
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l write -d 'A write glob (repeatable)' -r
@@ -126,9 +130,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -f -a "path" -d 'Decide a file operation: OP is read, write, list, delete or exec'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -f -a "url" -d 'Decide an outbound request (host allowlist, private ranges)'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l write -d 'A write glob (repeatable)' -r
@@ -148,9 +153,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l write -d 'A write glob (repeatable)' -r
@@ -170,9 +176,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l write -d 'A write glob (repeatable)' -r
@@ -192,9 +199,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand filter" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand filter" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand filter" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l write -d 'A write glob (repeatable)' -r
@@ -214,9 +222,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand filter" -l yolo -d 'No
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand explain" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand explain" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand explain" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l write -d 'A write glob (repeatable)' -r
@@ -236,9 +245,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand explain" -l yolo -d 'N
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand validate" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand validate" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand validate" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l write -d 'A write glob (repeatable)' -r
@@ -258,9 +268,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand validate" -l yolo -d '
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l write -d 'A write glob (repeatable)' -r
@@ -281,9 +292,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l json -d 'Ma
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l socket -d 'The socket to create (mode 0600)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand serve" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand serve" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand serve" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l write -d 'A write glob (repeatable)' -r
@@ -305,9 +317,10 @@ complete -c hullward -n "__fish_hullward_using_subcommand serve" -s h -l help -d
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l since -d 'Only records at or after T: a time (2026-04-22, 2026-04-22T15:30:00Z) or an age (30m, 2h, 7d)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l call -d 'Only the records of this call' -r
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
-complete -c hullward -n "__fish_hullward_using_subcommand audit" -l profile -d 'A built-in profile (default, ci, readonly, registries, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand audit" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l root -d 'The sandbox root (default: the current directory)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand audit" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l deny -d 'A deny glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l read -d 'A read glob (repeatable)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l write -d 'A write glob (repeatable)' -r
