@@ -97,6 +97,9 @@ impl Sys for Inert {
     fn mkdir(&self, _: &CStr, _: u32) -> SysResult<()> {
         Err(Errno(libc::EEXIST))
     }
+    fn rmdir(&self, _: &CStr) -> SysResult<()> {
+        Ok(())
+    }
     fn symlink(&self, _: &CStr, _: &CStr) -> SysResult<()> {
         Ok(())
     }
@@ -168,9 +171,12 @@ fn the_child_sequence_does_not_allocate() {
         MountOp::Attach { slot: 0, target: c("/tmp/usr") },
         MountOp::Bind { src: c("/dev/null"), target: c("/tmp/dev/null") },
         MountOp::SetReadOnly { target: c("/tmp/dev") },
-        MountOp::MaskSource { slot: 1 },
+        MountOp::Mkdir { path: c("/tmp/.hullward-mask-source"), mode: 0o700 },
+        MountOp::MaskSource { slot: 1, at: c("/tmp/.hullward-mask-source") },
         MountOp::Mask { slot: 1, name: c("file"), target: c("/tmp/work/.env") },
         MountOp::Close { slot: 1 },
+        MountOp::Unmount { target: c("/tmp/.hullward-mask-source") },
+        MountOp::Rmdir { path: c("/tmp/.hullward-mask-source") },
         MountOp::PivotRoot { new_root: c("/tmp") },
     ];
     let mut plan = ChildPlan {
@@ -178,6 +184,8 @@ fn the_child_sequence_does_not_allocate() {
         error_fd: 6,
         keep_fds: vec![6, 7, 8],
         cgroup_procs: vec![8],
+        cgroup_v2_procs: Some(12),
+        join_v2_cgroup: true,
         rlimits: vec![(0, 1, 1), (1, 2, 2)],
         unshare_flags: libc::CLONE_NEWNS | libc::CLONE_NEWNET,
         id_maps: vec![(c("/proc/self/uid_map"), b"0 0 1".to_vec())],
@@ -191,10 +199,12 @@ fn the_child_sequence_does_not_allocate() {
         cwd: c("/work"),
         cap_last: 40,
         drop_caps: true,
+        lock_privileges: true,
         no_new_privs: true,
         landlock_fd: Some(7),
         landlock_child_rules: vec![ChildLandlockRule { path: c("/tmp"), access: 3 }],
         seccomp: vec![vec![SockFilter { code: 6, jt: 0, jf: 0, k: 0x7fff_0000 }]],
+        dry_run: false,
         program: c("/bin/true"),
         argv: vec![c("true")],
         envp: vec![c("PATH=/usr/bin")],

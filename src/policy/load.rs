@@ -193,6 +193,7 @@ struct Accum {
     open_files: Option<u64>,
     memory_bytes: Option<u64>,
     output_bytes: Option<u64>,
+    cpu_millis: Option<u64>,
     unattended: Option<Unattended>,
     allow_substitution: Option<bool>,
     protect_git_metadata: Option<bool>,
@@ -503,6 +504,19 @@ fn apply_sandbox(acc: &mut Accum, layer: &Layer<'_>, sb: &SandboxSection) {
                 *slot = Some(v);
             }
         }
+        if let Some(cpu) = l.cpu {
+            if !(0.001..=4096.0).contains(&cpu) {
+                acc.diags.push(layer.diag(
+                    Severity::Error,
+                    &[s, Key("Limits"), Key("Cpu")],
+                    format!(
+                        "must be a number of CPUs between 0.001 and 4096 (like Docker's --cpus), not {cpu}"
+                    ),
+                ));
+            } else {
+                acc.cpu_millis = Some((cpu * 1000.0).round() as u64);
+            }
+        }
     }
     if let Some(u) = &sb.unattended {
         match Unattended::parse(&u.to_ascii_lowercase()) {
@@ -735,6 +749,7 @@ fn finish(
         open_files: acc.open_files.unwrap_or(1024),
         memory_bytes: acc.memory_bytes,
         output_bytes: acc.output_bytes.unwrap_or(10 * 1024 * 1024),
+        cpu_millis: acc.cpu_millis,
     };
 
     diags.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));

@@ -207,6 +207,8 @@ pub struct Limits {
     pub open_files: u64,
     pub memory_bytes: Option<u64>,
     pub output_bytes: u64,
+    /// `Limits.Cpu` in thousandths of a CPU (`0.5` is 500).
+    pub cpu_millis: Option<u64>,
 }
 
 /// What happens to a call that needs approval when no human can be asked.

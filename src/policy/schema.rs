@@ -119,6 +119,9 @@ pub struct LimitsSection {
     pub memory_bytes: Option<u64>,
     #[serde(rename = "OutputBytes")]
     pub output_bytes: Option<u64>,
+    /// CPUs' worth of time (`0.5`: half a CPU), like Docker's `--cpus`.
+    #[serde(rename = "Cpu")]
+    pub cpu: Option<f64>,
 }
 
 /// A scalar that users write either as a string or as a number (`Timeout: 600`, `Timeout: 10m`).

@@ -1,14 +1,26 @@
-//! One cgroup per call: the handle that kills the whole process tree, and the process limit.
+//! One cgroup per call: the handle that kills the whole process tree, and the process, memory
+//! and CPU limits.
 //!
-//! Order: [`CgroupSupport::detect`] once (reads `/proc/self/mountinfo` and `/proc/self/cgroup`) →
-//! [`CallCgroup::create`] per call (a cgroup v2 leaf for `cgroup.kill`, and the `pids` — and,
-//! when a memory limit is set, `memory` — controller wherever this host has it: v2, or a v1
-//! hierarchy as on these machines) → the child enters the v2 leaf at creation
-//! (`CLONE_INTO_CGROUP`) and joins the v1 ones by writing `0` to their `tasks` → after the
-//! call, [`CallCgroup::kill`] (the `cgroup.kill` file: no survivor, not even a `setsid`-ed
-//! grandchild), [`CallCgroup::wait_empty`], and drop removes the directories. Cgroups left behind
-//! by a supervisor that was killed are swept (their processes killed) when the next call creates
-//! its own.
+//! Order: [`CgroupSupport::detect`] once (reads `/proc/self/mountinfo`, `/proc/self/cgroup` and
+//! the cgroup files; writes nothing) decides *where* the `hullward/` parent goes on cgroup v2 and
+//! which controllers its leaves will have → [`CallCgroup::create`] per call: first
+//! [`prepare`] makes that true (moves the supervisor into its own leaf when it is alone in its
+//! cgroup — the no-internal-process rule — and enables `+pids +memory +cpu` in each
+//! `cgroup.subtree_control` on the way), then a leaf per call with `pids.max`, `memory.max`,
+//! `cpu.max` — or the same limits in v1 hierarchies (`pids`, `memory`, `cpu`) where this host has
+//! them → the child enters the v2 leaf at creation (`CLONE_INTO_CGROUP`, or by writing its
+//! `cgroup.procs` where only `clone` is allowed) and joins the v1 ones by writing `0` to their
+//! `tasks` → after the call, [`CallCgroup::kill`] (the `cgroup.kill` file: no survivor, not even
+//! a `setsid`-ed grandchild), [`CallCgroup::wait_empty`], and drop removes the directories.
+//! Cgroups left behind by a supervisor that was killed are swept (their processes killed) when the
+//! next call creates its own.
+//!
+//! Where the v2 parent goes: the supervisor's own cgroup when it already delegates controllers,
+//! is the hierarchy's root, or holds nobody but the supervisor; else the enclosing systemd unit
+//! when the supervisor sits in a sub-cgroup of it (systemd only makes those for `Delegate=yes`
+//! units). Anywhere else (a login session's scope, a plain service) the controllers cannot be had
+//! without breaking the no-internal-process rule, and [`CgroupSupport::remedy`] names the
+//! `systemd-run` command that gives the call a delegated scope.
 //!
 //! Root ignores `RLIMIT_NPROC`, so without a `pids` controller nothing bounds a fork bomb run as
 //! root; strict mode refuses in that case (see `plan`).
@@ -22,44 +34,71 @@ use std::time::{Duration, Instant};
 
 use procfs::process::Process;
 
+/// The controllers hullward uses on cgroup v2.
+const WANTED: [&str; 3] = ["pids", "memory", "cpu"];
+
+/// What [`prepare`] must do before the first call's leaf can have its controllers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum V2Setup {
+    /// The controllers are already delegated to the parent's directory.
+    #[default]
+    Ready,
+    /// Enable them in the base's `cgroup.subtree_control` (the root cgroup, or a delegated unit
+    /// whose processes all live in sub-cgroups).
+    Enable,
+    /// The supervisor is alone in the base: move it into `hullward/supervisor-PID`, then enable.
+    MoveSelf,
+}
+
 /// Where this host's cgroup hierarchies are and which controllers hullward can use.
 #[derive(Debug, Clone, Default)]
 pub struct CgroupSupport {
-    /// This process's cgroup v2 directory (mount point joined with our path), when writable.
+    /// The cgroup v2 directory under which `hullward/` is created, when writable.
     pub v2_dir: Option<PathBuf>,
+    /// This process's own cgroup v2 directory.
+    pub v2_own: Option<PathBuf>,
     /// The v2 leaf supports `cgroup.kill` (kernel 5.14+).
     pub v2_kill: bool,
-    /// Controllers enabled for children of `v2_dir`.
+    /// Controllers the call's v2 leaves get (after [`prepare`]).
     pub v2_controllers: Vec<String>,
+    /// What [`prepare`] has to do first.
+    pub v2_setup: V2Setup,
     /// This process's directory in the v1 `pids` hierarchy.
     pub v1_pids: Option<PathBuf>,
     /// This process's directory in the v1 `memory` hierarchy.
     pub v1_memory: Option<PathBuf>,
+    /// This process's directory in the v1 `cpu` hierarchy.
+    pub v1_cpu: Option<PathBuf>,
+    /// systemd runs this machine (`/run/systemd/system` exists).
+    pub systemd: bool,
 }
 
 impl CgroupSupport {
     /// Reads the mount table and this process's cgroups. Never fails: what cannot be found is
     /// simply absent.
     pub fn detect() -> CgroupSupport {
-        let mut out = CgroupSupport::default();
+        let mut out =
+            CgroupSupport { systemd: Path::new("/run/systemd/system").is_dir(), ..Default::default() };
         let Ok(me) = Process::myself() else { return out };
         let (Ok(mounts), Ok(groups)) = (me.mountinfo(), me.cgroups()) else { return out };
         for m in mounts.into_iter() {
             match m.fs_type.as_str() {
                 "cgroup2" => {
                     if let Some(g) = groups.0.iter().find(|g| g.hierarchy == 0) {
-                        let dir = m.mount_point.join(g.pathname.trim_start_matches('/'));
-                        if is_writable_dir(&dir) {
-                            out.v2_kill = dir.join("cgroup.kill").exists() || kernel_has_cgroup_kill();
-                            out.v2_controllers = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
-                                .map(|s| s.split_whitespace().map(str::to_string).collect())
-                                .unwrap_or_default();
-                            out.v2_dir = Some(dir);
+                        let own = m.mount_point.join(g.pathname.trim_start_matches('/'));
+                        out.v2_kill = own.join("cgroup.kill").exists() || kernel_has_cgroup_kill();
+                        if let Some((base, setup, controllers)) = choose_v2_base(&m.mount_point, &own) {
+                            out.v2_dir = Some(base);
+                            out.v2_setup = setup;
+                            out.v2_controllers = controllers;
                         }
+                        out.v2_own = Some(own);
                     }
                 }
                 "cgroup" => {
-                    for (name, slot) in [("pids", &mut out.v1_pids), ("memory", &mut out.v1_memory)] {
+                    for (name, slot) in
+                        [("pids", &mut out.v1_pids), ("memory", &mut out.v1_memory), ("cpu", &mut out.v1_cpu)]
+                    {
                         if m.super_options.contains_key(name) {
                             if let Some(g) = groups.0.iter().find(|g| g.controllers.iter().any(|c| c == name))
                             {
@@ -77,15 +116,149 @@ impl CgroupSupport {
         out
     }
 
+    fn v2_has(&self, controller: &str) -> bool {
+        self.v2_dir.is_some() && self.v2_controllers.iter().any(|c| c == controller)
+    }
+
     /// Some controller can limit the number of processes.
     pub fn can_limit_processes(&self) -> bool {
-        self.v1_pids.is_some() || (self.v2_dir.is_some() && self.v2_controllers.iter().any(|c| c == "pids"))
+        self.v1_pids.is_some() || self.v2_has("pids")
+    }
+
+    /// Some controller can limit memory.
+    pub fn can_limit_memory(&self) -> bool {
+        self.v1_memory.is_some() || self.v2_has("memory")
+    }
+
+    /// Some controller can limit CPU time.
+    pub fn can_limit_cpu(&self) -> bool {
+        self.v1_cpu.is_some() || self.v2_has("cpu")
     }
 
     /// The whole tree can be killed atomically.
     pub fn can_kill_tree(&self) -> bool {
         self.v2_dir.is_some() && self.v2_kill
     }
+
+    /// Where the process/memory/CPU controllers come from, for `doctor` and `explain`.
+    pub fn source(&self, controller: &str) -> Option<String> {
+        let v1 = match controller {
+            "pids" => &self.v1_pids,
+            "memory" => &self.v1_memory,
+            _ => &self.v1_cpu,
+        };
+        match (&self.v2_dir, v1) {
+            (Some(d), _) if self.v2_has(controller) => Some(format!("cgroup v2 ({})", d.display())),
+            (_, Some(d)) => Some(format!("cgroup v1 ({})", d.display())),
+            _ => None,
+        }
+    }
+
+    /// What gives this caller a cgroup with the controllers: a transient delegated systemd scope
+    /// when systemd runs the machine, else a delegated cgroup made by the administrator.
+    pub fn remedy(&self, root: bool) -> String {
+        if self.systemd {
+            let user = if root { "" } else { "--user " };
+            format!("run hullward in a delegated scope: `systemd-run {user}--scope -p Delegate=yes -- hullward …`")
+        } else {
+            let own =
+                self.v2_own.as_ref().map_or_else(|| "its cgroup".to_string(), |p| p.display().to_string());
+            format!(
+                "start hullward alone in a writable cgroup v2 whose parent delegates +pids +memory +cpu (it is in {own})"
+            )
+        }
+    }
+}
+
+/// Picks the base of `hullward/` for the process whose cgroup v2 directory is `own`, with what
+/// must be done there and the controllers its call leaves will have. `None`: no writable place.
+fn choose_v2_base(mount: &Path, own: &Path) -> Option<(PathBuf, V2Setup, Vec<String>)> {
+    // A supervisor moved into its own leaf by an earlier `prepare` (a long-lived `serve`).
+    let own = match own.parent() {
+        Some(p)
+            if p.file_name().is_some_and(|n| n == "hullward")
+                && own.file_name().is_some_and(|n| n.to_string_lossy().starts_with("supervisor-")) =>
+        {
+            p.parent().unwrap_or(p)
+        }
+        _ => own,
+    };
+    if !is_writable_dir(own) {
+        return None;
+    }
+    let listed = |dir: &Path, file: &str| -> Vec<String> {
+        std::fs::read_to_string(dir.join(file))
+            .map(|s| s.split_whitespace().filter(|c| WANTED.contains(c)).map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let delegated = listed(own, "cgroup.subtree_control");
+    let available = listed(own, "cgroup.controllers");
+    if !available.is_empty() && delegated.len() == available.len() {
+        return Some((own.to_path_buf(), V2Setup::Ready, delegated));
+    }
+    if own == mount {
+        return Some((own.to_path_buf(), V2Setup::Enable, available));
+    }
+    if only_this_process(own) {
+        return Some((own.to_path_buf(), V2Setup::MoveSelf, available));
+    }
+    // A sub-cgroup of a systemd unit: the unit is delegated (`Delegate=yes`).
+    let parent = own.parent().filter(|p| *p != mount && is_writable_dir(p))?;
+    let unit = parent.file_name()?.to_string_lossy();
+    if unit.ends_with(".service") || unit.ends_with(".scope") || has_delegate_xattr(parent) {
+        let delegated = listed(parent, "cgroup.subtree_control");
+        let available = listed(parent, "cgroup.controllers");
+        let setup = if delegated.len() == available.len() { V2Setup::Ready } else { V2Setup::Enable };
+        return Some((parent.to_path_buf(), setup, available));
+    }
+    // Writable (tree kill works) but without controllers.
+    Some((own.to_path_buf(), V2Setup::Ready, delegated))
+}
+
+fn only_this_process(dir: &Path) -> bool {
+    let me = std::process::id().to_string();
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .is_ok_and(|s| s.lines().all(|l| l.trim() == me) && s.lines().count() == 1)
+}
+
+/// systemd marks the cgroups it delegates with `trusted.delegate` (root) or `user.delegate`.
+fn has_delegate_xattr(dir: &Path) -> bool {
+    ["trusted.delegate", "user.delegate"].iter().any(|name| super::sys::has_xattr(dir, name))
+}
+
+/// Makes the v2 controllers of `support` real: moves the supervisor into its own leaf when it is
+/// alone in its cgroup and enables the controllers in the base's and `hullward/`'s
+/// `cgroup.subtree_control`. Idempotent (a `serve` runs it once per call).
+pub fn prepare(support: &CgroupSupport) -> Result<PathBuf, CgroupError> {
+    let base = support.v2_dir.clone().ok_or_else(|| CgroupError {
+        path: PathBuf::from("/sys/fs/cgroup"),
+        source: std::io::Error::from_raw_os_error(libc::ENOENT),
+    })?;
+    let parent = hullward_dir(&base)?;
+    if support.v2_controllers.is_empty() {
+        return Ok(parent);
+    }
+    let enable: String = support.v2_controllers.iter().map(|c| format!("+{c} ")).collect();
+    let enabled = |dir: &Path| {
+        std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+            .is_ok_and(|s| support.v2_controllers.iter().all(|c| s.split_whitespace().any(|x| x == c)))
+    };
+    if !enabled(&base) {
+        if support.v2_setup == V2Setup::MoveSelf {
+            let leaf = parent.join(format!("supervisor-{}", std::process::id()));
+            match std::fs::create_dir(&leaf) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(CgroupError { path: leaf, source: e }),
+            }
+            write_file(&leaf.join("cgroup.procs"), &std::process::id().to_string())?;
+        }
+        write_file(&base.join("cgroup.subtree_control"), enable.trim_end())?;
+    }
+    if !enabled(&parent) {
+        write_file(&parent.join("cgroup.subtree_control"), enable.trim_end())?;
+    }
+    Ok(parent)
 }
 
 fn is_writable_dir(dir: &Path) -> bool {
@@ -115,10 +288,24 @@ fn cg_err(path: &Path) -> impl FnOnce(std::io::Error) -> CgroupError + '_ {
     move |source| CgroupError { path: path.to_path_buf(), source }
 }
 
+/// The limits a call's cgroup carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CgroupLimits {
+    pub processes: Option<u64>,
+    pub memory: Option<u64>,
+    /// CPU time in thousandths of a CPU (`Limits.Cpu: 0.5` is 500).
+    pub cpu_millis: Option<u64>,
+}
+
+/// The CFS period hullward uses (the kernel's default, 100 ms).
+const CPU_PERIOD_US: u64 = 100_000;
+
 /// The cgroups of one call.
 #[derive(Debug)]
 pub struct CallCgroup {
     v2: Option<(PathBuf, OwnedFd)>,
+    /// The v2 leaf's `cgroup.procs`, for a child that cannot be cloned into it.
+    v2_procs: Option<OwnedFd>,
     v1: Vec<PathBuf>,
     join: Vec<OwnedFd>,
 }
@@ -128,32 +315,46 @@ impl CallCgroup {
     pub fn create(
         support: &CgroupSupport,
         name: &str,
-        processes: Option<u64>,
-        memory: Option<u64>,
+        limits: CgroupLimits,
     ) -> Result<CallCgroup, CgroupError> {
-        let mut cg = CallCgroup { v2: None, v1: Vec::new(), join: Vec::new() };
-        let v2_pids = support.v2_controllers.iter().any(|c| c == "pids");
-        let v2_memory = support.v2_controllers.iter().any(|c| c == "memory");
-        if let Some(base) = &support.v2_dir {
-            let dir = leaf(base, name)?;
-            if let (Some(n), true) = (processes, v2_pids) {
+        let mut cg = CallCgroup { v2: None, v2_procs: None, v1: Vec::new(), join: Vec::new() };
+        let v2 = |c: &str| support.v2_has(c);
+        if support.v2_dir.is_some() {
+            let dir = leaf_in(&prepare(support)?, name)?;
+            if let (Some(n), true) = (limits.processes, v2("pids")) {
                 write_file(&dir.join("pids.max"), &n.to_string())?;
             }
-            if let (Some(m), true) = (memory, v2_memory) {
+            if let (Some(m), true) = (limits.memory, v2("memory")) {
                 write_file(&dir.join("memory.max"), &m.to_string())?;
                 write_file(&dir.join("memory.swap.max"), "0").ok();
             }
+            if let (Some(c), true) = (limits.cpu_millis, v2("cpu")) {
+                write_file(&dir.join("cpu.max"), &format!("{} {CPU_PERIOD_US}", cpu_quota(c)))?;
+            }
             let fd = File::open(&dir).map_err(cg_err(&dir))?;
+            let procs = dir.join("cgroup.procs");
+            let procs_fd = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_CLOEXEC)
+                .open(&procs)
+                .map_err(cg_err(&procs))?;
+            cg.v2_procs = Some(procs_fd.into());
             cg.v2 = Some((dir, fd.into()));
         }
-        if let (Some(base), Some(n), false) = (&support.v1_pids, processes, v2_pids) {
+        if let (Some(base), Some(n), false) = (&support.v1_pids, limits.processes, v2("pids")) {
             let dir = leaf(base, name)?;
             write_file(&dir.join("pids.max"), &n.to_string())?;
             cg.v1.push(dir);
         }
-        if let (Some(base), Some(m), false) = (&support.v1_memory, memory, v2_memory) {
+        if let (Some(base), Some(m), false) = (&support.v1_memory, limits.memory, v2("memory")) {
             let dir = leaf(base, name)?;
             write_file(&dir.join("memory.limit_in_bytes"), &m.to_string())?;
+            cg.v1.push(dir);
+        }
+        if let (Some(base), Some(c), false) = (&support.v1_cpu, limits.cpu_millis, v2("cpu")) {
+            let dir = leaf(base, name)?;
+            write_file(&dir.join("cpu.cfs_period_us"), &CPU_PERIOD_US.to_string())?;
+            write_file(&dir.join("cpu.cfs_quota_us"), &cpu_quota(c).to_string())?;
             cg.v1.push(dir);
         }
         // The child joins v1 hierarchies through `tasks`, not `cgroup.procs`: moving only the
@@ -169,6 +370,12 @@ impl CallCgroup {
             cg.join.push(f.into());
         }
         Ok(cg)
+    }
+
+    /// The v2 leaf's `cgroup.procs` descriptor (the child writes `0` into it when it was not
+    /// cloned into the leaf).
+    pub fn v2_procs_fd(&self) -> Option<RawFd> {
+        self.v2_procs.as_ref().map(AsRawFd::as_raw_fd)
     }
 
     /// The v2 directory descriptor for `CLONE_INTO_CGROUP`.
@@ -245,6 +452,7 @@ impl CallCgroup {
 impl Drop for CallCgroup {
     fn drop(&mut self) {
         self.join.clear();
+        self.v2_procs = None;
         if let Some((dir, _)) = self.v2.take() {
             let _ = std::fs::remove_dir(dir);
         }
@@ -254,21 +462,40 @@ impl Drop for CallCgroup {
     }
 }
 
-fn leaf(base: &Path, name: &str) -> Result<PathBuf, CgroupError> {
+/// The CFS quota for `millis` thousandths of a CPU per [`CPU_PERIOD_US`] (at least the kernel's
+/// minimum of 1 ms).
+fn cpu_quota(millis: u64) -> u64 {
+    (millis * CPU_PERIOD_US / 1000).max(1000)
+}
+
+/// `base/hullward`, created when missing (and swept of dead calls' cgroups when present).
+fn hullward_dir(base: &Path) -> Result<PathBuf, CgroupError> {
     let parent = base.join("hullward");
     match std::fs::create_dir(&parent) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => sweep_stale(&parent),
-        Err(e) => return Err(CgroupError { path: parent, source: e }),
+        Ok(()) => Ok(parent),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            sweep_stale(&parent);
+            Ok(parent)
+        }
+        Err(e) => Err(CgroupError { path: parent, source: e }),
     }
+}
+
+fn leaf_in(parent: &Path, name: &str) -> Result<PathBuf, CgroupError> {
     let dir = parent.join(name);
     std::fs::create_dir(&dir).map_err(cg_err(&dir))?;
     Ok(dir)
 }
 
-/// The supervisor that created a call's cgroup (`call-<pid>-…`), from the directory name.
+fn leaf(base: &Path, name: &str) -> Result<PathBuf, CgroupError> {
+    leaf_in(&hullward_dir(base)?, name)
+}
+
+/// The supervisor that created a call's cgroup (`call-<pid>-…`) or moved itself into one
+/// (`supervisor-<pid>`), from the directory name.
 fn owner_pid(name: &str) -> Option<libc::pid_t> {
-    name.strip_prefix("call-")?.split('-').next()?.parse().ok()
+    let rest = name.strip_prefix("call-").or_else(|| name.strip_prefix("supervisor-"))?;
+    rest.split('-').next()?.parse().ok()
 }
 
 /// Removes the cgroups of calls whose supervisor died without cleaning up (SIGKILL, OOM), after

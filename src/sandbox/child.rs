@@ -47,33 +47,35 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Every stage, so that each code the child can send decodes (a test checks the list).
+    pub const ALL: [Stage; 23] = [
+        Stage::Setsid,
+        Stage::Cgroup,
+        Stage::Stdio,
+        Stage::CloseFds,
+        Stage::Rlimit,
+        Stage::Unshare,
+        Stage::Setns,
+        Stage::Loopback,
+        Stage::Mount,
+        Stage::Chdir,
+        Stage::Securebits,
+        Stage::CapBound,
+        Stage::CapAmbient,
+        Stage::Capset,
+        Stage::NoNewPrivs,
+        Stage::LandlockRule,
+        Stage::Landlock,
+        Stage::Seccomp,
+        Stage::Signals,
+        Stage::Exec,
+        Stage::IdMap,
+        Stage::ParentDeath,
+        Stage::Init,
+    ];
+
     pub fn from_u32(v: u32) -> Option<Stage> {
-        use Stage::*;
-        [
-            Setsid,
-            Cgroup,
-            Stdio,
-            CloseFds,
-            Rlimit,
-            Unshare,
-            Setns,
-            Loopback,
-            Mount,
-            Chdir,
-            Securebits,
-            CapBound,
-            CapAmbient,
-            Capset,
-            NoNewPrivs,
-            LandlockRule,
-            Landlock,
-            Seccomp,
-            Signals,
-            Exec,
-            IdMap,
-        ]
-        .into_iter()
-        .find(|s| *s as u32 == v)
+        Stage::ALL.into_iter().find(|s| *s as u32 == v)
     }
 
     pub fn describe(self) -> &'static str {
@@ -191,10 +193,13 @@ pub enum MountOp {
     SetReadOnly {
         target: CString,
     },
-    /// Create the mask sources in slot `slot`: a detached, read-only tmpfs (never attached
-    /// anywhere) holding an empty mode-000 file `file` and an empty mode-000 directory `dir`.
+    /// Create the mask sources in slot `slot`: a read-only tmpfs holding an empty mode-000 file
+    /// `file` and an empty mode-000 directory `dir`, attached at the (empty) directory `at` of
+    /// the staged root — copies of a detached mount are refused before Linux 6.15 — until
+    /// [`MountOp::Unmount`] and [`MountOp::Rmdir`] remove it again, before the program exists.
     MaskSource {
         slot: usize,
+        at: CString,
     },
     /// Mount a copy of `name` (`file` or `dir`) from the mask source in `slot` over `target`.
     Mask {
@@ -205,6 +210,14 @@ pub enum MountOp {
     /// Close a slot's descriptor (dropping a detached mount).
     Close {
         slot: usize,
+    },
+    /// Detach the mount on `target` (and everything below it).
+    Unmount {
+        target: CString,
+    },
+    /// Remove an empty directory.
+    Rmdir {
+        path: CString,
     },
     /// Make `new_root` the root of this mount namespace and drop the old root entirely.
     PivotRoot {
@@ -232,6 +245,11 @@ pub struct ChildPlan<'a> {
     pub keep_fds: Vec<RawFd>,
     /// `tasks` files (cgroup v1 controllers) the child joins by writing `0`.
     pub cgroup_procs: Vec<RawFd>,
+    /// The call's cgroup v2 `cgroup.procs`, joined by writing `0` when the child could not be
+    /// created inside it (`clone` instead of `clone3`: no `CLONE_INTO_CGROUP`).
+    pub cgroup_v2_procs: Option<RawFd>,
+    /// Set by the spawner just before a `clone` fallback: join `cgroup_v2_procs`.
+    pub join_v2_cgroup: bool,
     /// `(resource, soft, hard)`.
     pub rlimits: Vec<(u32, u64, u64)>,
     /// `CLONE_NEW*` flags for `unshare`.
@@ -258,12 +276,18 @@ pub struct ChildPlan<'a> {
     pub cwd: CString,
     /// Highest capability number of this kernel (`/proc/sys/kernel/cap_last_cap`).
     pub cap_last: u32,
-    /// Drop capabilities, set securebits (skipped only with `--yolo`).
+    /// Drop capabilities (skipped only with `--yolo`).
     pub drop_caps: bool,
+    /// Lock securebits and empty the bounding set too. Both need `CAP_SETPCAP`, which a
+    /// non-root caller without a user namespace does not have (and does not need: it holds no
+    /// capability, and `no_new_privs` keeps file capabilities and setuid from granting any).
+    pub lock_privileges: bool,
     pub no_new_privs: bool,
     pub landlock_fd: Option<RawFd>,
     pub landlock_child_rules: Vec<ChildLandlockRule>,
     pub seccomp: Vec<Vec<SockFilter>>,
+    /// A probe (`doctor`, `--no-strict`): apply every step, then exit 0 instead of `exec`.
+    pub dry_run: bool,
     pub program: CString,
     pub argv: Vec<CString>,
     pub envp: Vec<CString>,
@@ -308,6 +332,7 @@ fn tolerate_exists(r: Result<(), Errno>) -> Result<(), Errno> {
 /// namespace's init and the program runs in a child of it (see [`init`]).
 pub fn run<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> ! {
     let err = match apply(sys, plan) {
+        Ok(()) if plan.dry_run => sys.exit(0),
         Ok(()) => {
             if plan.init {
                 // The init is a copy of hullward (its memory, its original environment): make it
@@ -371,6 +396,9 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError>
     if plan.userns_at_clone {
         write_id_maps(sys, &plan.id_maps)?;
     }
+    if let (true, Some(fd)) = (plan.join_v2_cgroup, plan.cgroup_v2_procs) {
+        sys.write(fd, b"0").map_err(at(Stage::Cgroup, plan.cgroup_procs.len()))?;
+    }
     for (i, fd) in plan.cgroup_procs.iter().enumerate() {
         sys.write(*fd, b"0").map_err(at(Stage::Cgroup, i))?;
     }
@@ -400,7 +428,7 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError>
     }
     sys.chdir(&plan.cwd).map_err(at(Stage::Chdir, 0))?;
     if plan.drop_caps {
-        drop_capabilities(sys, plan.cap_last)?;
+        drop_capabilities(sys, plan.cap_last, plan.lock_privileges)?;
     }
     if plan.no_new_privs {
         sys.prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0).map_err(at(Stage::NoNewPrivs, 0))?;
@@ -447,10 +475,12 @@ fn close_inherited<S: Sys>(sys: &S, keep: &[RawFd]) -> Result<(), StepError> {
     sys.close_range(next, u32::MAX).map_err(at(Stage::CloseFds, keep.len()))
 }
 
-fn drop_capabilities<S: Sys>(sys: &S, cap_last: u32) -> Result<(), StepError> {
-    sys.prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0).map_err(at(Stage::Securebits, 0))?;
-    for cap in 0..=cap_last {
-        sys.prctl(libc::PR_CAPBSET_DROP, u64::from(cap), 0).map_err(at(Stage::CapBound, cap as usize))?;
+fn drop_capabilities<S: Sys>(sys: &S, cap_last: u32, lock: bool) -> Result<(), StepError> {
+    if lock {
+        sys.prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0).map_err(at(Stage::Securebits, 0))?;
+        for cap in 0..=cap_last {
+            sys.prctl(libc::PR_CAPBSET_DROP, u64::from(cap), 0).map_err(at(Stage::CapBound, cap as usize))?;
+        }
     }
     sys.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0).map_err(at(Stage::CapAmbient, 0))?;
     sys.capset_zero().map_err(at(Stage::Capset, 0))
@@ -506,7 +536,7 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
             libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
             None,
         ),
-        MountOp::MaskSource { slot } => {
+        MountOp::MaskSource { slot, at } => {
             const RDONLY: u64 = 0x1;
             const NOSUID_NODEV_NOEXEC: u64 = 0x2 | 0x4 | 0x8;
             let fd = sys.detached_tmpfs(c"0700", NOSUID_NODEV_NOEXEC)?;
@@ -516,7 +546,8 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
             let file = sys.openat(fd, c"file", libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0)?;
             sys.close(file)?;
             sys.mkdirat(fd, c"dir", 0)?;
-            sys.mount_setattr_fd(fd, false, RDONLY, 0)
+            sys.mount_setattr_fd(fd, false, RDONLY, 0)?;
+            sys.move_mount_fd(fd, at)
         }
         MountOp::Mask { slot, name, target } => {
             let source = plan.slots.get(*slot).copied().unwrap_or(-1);
@@ -526,6 +557,8 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
             attached
         }
         MountOp::Close { slot } => sys.close(plan.slots.get(*slot).copied().unwrap_or(-1)),
+        MountOp::Unmount { target } => sys.umount2(target, libc::MNT_DETACH),
+        MountOp::Rmdir { path } => sys.rmdir(path),
         MountOp::PivotRoot { new_root } => {
             sys.chdir(new_root)?;
             sys.pivot_root(c".", c".")?;
@@ -564,6 +597,8 @@ fn describe_op(op: &MountOp) -> String {
         MountOp::MaskSource { .. } => "creating the mask source".into(),
         MountOp::Mask { target, .. } => format!("masking '{}'", show(target)),
         MountOp::Close { .. } => "closing a mount descriptor".into(),
+        MountOp::Unmount { target } => format!("unmounting '{}'", show(target)),
+        MountOp::Rmdir { path } => format!("rmdir '{}'", show(path)),
         MountOp::PivotRoot { new_root } => format!("pivot_root to '{}'", show(new_root)),
     }
 }
@@ -659,6 +694,9 @@ mod tests {
         fn symlink(&self, _: &CStr, _: &CStr) -> Result<(), Errno> {
             self.rec("symlink")
         }
+        fn rmdir(&self, _: &CStr) -> Result<(), Errno> {
+            self.rec("rmdir")
+        }
         fn chmod(&self, _: &CStr, _: u32) -> Result<(), Errno> {
             self.rec("chmod")
         }
@@ -738,6 +776,8 @@ mod tests {
             error_fd: 7,
             keep_fds: vec![9, 7],
             cgroup_procs: vec![8],
+            cgroup_v2_procs: None,
+            join_v2_cgroup: false,
             rlimits: vec![(crate::sandbox::sys::rlimit::NOFILE, 64, 64)],
             unshare_flags: libc::CLONE_NEWNS | libc::CLONE_NEWNET,
             id_maps: vec![],
@@ -751,10 +791,12 @@ mod tests {
             cwd: c("/work"),
             cap_last: 2,
             drop_caps: true,
+            lock_privileges: true,
             no_new_privs: true,
             landlock_fd: Some(9),
             landlock_child_rules: vec![ChildLandlockRule { path: c("/tmp"), access: 3 }],
             seccomp: vec![vec![], vec![]],
+            dry_run: false,
             program: c("/bin/true"),
             argv: vec![c("true")],
             envp: vec![c("PATH=/usr/bin")],

@@ -6,6 +6,8 @@
 //! by [`probe_namespaces`], which forks a throwaway child — `doctor` calls it; `run` does not pay
 //! for it and instead reports a namespace failure of the real child as a strict refusal.
 
+use std::path::PathBuf;
+
 use super::cgroup::CgroupSupport;
 use super::sys;
 
@@ -13,8 +15,34 @@ use super::sys;
 /// degraded and refusing paths).
 pub const ABI_PIN_VAR: &str = "HULLWARD_LANDLOCK_ABI";
 
-/// The Landlock ABI strict mode needs: 6 adds the signal and abstract-socket scopes.
-pub const STRICT_ABI: i32 = 6;
+/// The Landlock ABI whose scopes (signals, abstract sockets) stand in for the PID and network
+/// namespaces where those are missing.
+pub const SCOPES_ABI: i32 = 6;
+
+/// `CAP_SYS_ADMIN`: without it (a container's root) namespaces come only with a user namespace.
+const CAP_SYS_ADMIN: u32 = 21;
+/// `CAP_SETPCAP`: needed to lock securebits and shrink the bounding set.
+const CAP_SETPCAP: u32 = 8;
+
+/// A part of the sandbox that this machine refused when it was tried (or is known to refuse).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// Mount, PID, IPC, cgroup and network namespaces (with a user namespace when unprivileged).
+    Namespaces,
+    /// A fresh procfs for the call's PID namespace.
+    FreshProc,
+    /// The deny-rule masks (copies of a read-only tmpfs mounted over each match).
+    Masks,
+    /// Enforcing the Landlock ruleset.
+    Landlock,
+}
+
+/// Why a [`Layer`] is unavailable here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub layer: Layer,
+    pub cause: String,
+}
 
 /// Kernel facts.
 #[derive(Debug, Clone)]
@@ -27,13 +55,26 @@ pub struct KernelSupport {
     pub landlock_pin: Option<i32>,
     pub landlock_errata: u64,
     pub seccomp: bool,
+    /// Effective uid 0 (exempt from `RLIMIT_NPROC`).
     pub root: bool,
-    /// Unprivileged user namespaces are allowed by sysctl (only matters when not root).
+    /// Root with `CAP_SYS_ADMIN`: namespaces without a user namespace.
+    pub privileged: bool,
+    /// `CAP_SETPCAP` in the effective set.
+    pub setpcap: bool,
+    /// Unprivileged user namespaces are allowed by sysctl (only matters when not privileged).
     pub userns_sysctl: bool,
+    /// `kernel.apparmor_restrict_unprivileged_userns=1` and this process is not confined by a
+    /// profile that grants `userns` (Ubuntu 23.10+).
+    pub apparmor_blocks_userns: bool,
+    /// Mounts over parts of `/proc` (a container's masked paths): a fresh procfs is refused in a
+    /// user namespace then.
+    pub proc_overmounts: Vec<PathBuf>,
     pub cgroups: CgroupSupport,
     /// `/proc/sys/kernel/cap_last_cap`.
     pub cap_last: u32,
     pub kernel_release: String,
+    /// Layers refused here: predicted from the facts above, or seen refused by a probe.
+    pub refused: Vec<Refusal>,
 }
 
 impl KernelSupport {
@@ -42,43 +83,107 @@ impl KernelSupport {
         let kernel_abi = sys::landlock_abi() as i32;
         let pin = pin.and_then(|p| p.trim().parse::<i32>().ok()).map(|p| p.max(0));
         let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
-        KernelSupport {
+        let cap_eff = status_field("CapEff").and_then(|v| u64::from_str_radix(&v, 16).ok()).unwrap_or(0);
+        let root = sys::geteuid() == 0;
+        let mut k = KernelSupport {
             landlock_kernel_abi: kernel_abi,
             landlock_abi: pin.map_or(kernel_abi, |p| p.min(kernel_abi)),
             landlock_pin: pin,
             landlock_errata: if kernel_abi > 0 { sys::landlock_errata() } else { 0 },
             seccomp: sys::seccomp_available(),
-            root: sys::geteuid() == 0,
+            root,
+            privileged: root && cap_eff & (1 << CAP_SYS_ADMIN) != 0,
+            setpcap: cap_eff & (1 << CAP_SETPCAP) != 0,
             userns_sysctl: read("/proc/sys/kernel/unprivileged_userns_clone") != "0"
                 && read("/proc/sys/user/max_user_namespaces") != "0",
+            apparmor_blocks_userns: read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1"
+                && matches!(read("/proc/self/attr/current").as_str(), "" | "unconfined"),
+            proc_overmounts: proc_overmounts(),
             cgroups: CgroupSupport::detect(),
             cap_last: read("/proc/sys/kernel/cap_last_cap").parse().unwrap_or(40),
             kernel_release: read("/proc/sys/kernel/osrelease"),
-        }
+            refused: Vec::new(),
+        };
+        k.refused = k.predicted_refusals();
+        k
     }
 
     /// Probes from the environment of this process.
     pub fn probe_env() -> KernelSupport {
         KernelSupport::probe(std::env::var(ABI_PIN_VAR).ok().as_deref())
     }
-}
 
-/// Result of actually creating namespaces in a throwaway child.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NamespaceProbe {
-    pub user: bool,
-    pub mount: bool,
-    pub network: bool,
-}
-
-/// Forks children that try `unshare` with each namespace type and exit; reports what worked.
-pub fn probe_namespaces(root: bool) -> NamespaceProbe {
-    let try_flags = |flags: i32| sys::probe_unshare(flags).unwrap_or(false);
-    let user = try_flags(libc::CLONE_NEWUSER);
-    let extra = if root { 0 } else { libc::CLONE_NEWUSER };
-    NamespaceProbe {
-        user,
-        mount: try_flags(libc::CLONE_NEWNS | extra),
-        network: try_flags(libc::CLONE_NEWNET | extra),
+    /// The child gets a user namespace (unprivileged callers, and root without `CAP_SYS_ADMIN`).
+    pub fn needs_userns(&self) -> bool {
+        !self.privileged
     }
+
+    /// Whether `layer` was refused here.
+    pub fn refuses(&self, layer: Layer) -> Option<&Refusal> {
+        self.refused.iter().find(|r| r.layer == layer)
+    }
+
+    /// Records a refusal seen by a probe (the first cause of a layer is kept).
+    pub fn refuse(&mut self, layer: Layer, cause: String) {
+        if self.refuses(layer).is_none() {
+            self.refused.push(Refusal { layer, cause });
+        }
+    }
+
+    /// What the facts already say cannot work, before anything is tried.
+    fn predicted_refusals(&self) -> Vec<Refusal> {
+        let mut out = Vec::new();
+        if self.needs_userns() {
+            let cause = if !self.userns_sysctl {
+                Some("unprivileged user namespaces are disabled (sysctl user.max_user_namespaces=0 or kernel.unprivileged_userns_clone=0)".to_string())
+            } else if self.apparmor_blocks_userns {
+                Some("AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1) and hullward runs without a profile that grants `userns`".to_string())
+            } else {
+                None
+            };
+            if let Some(cause) = cause {
+                out.push(Refusal { layer: Layer::Namespaces, cause });
+            }
+            if !self.proc_overmounts.is_empty() {
+                out.push(Refusal {
+                    layer: Layer::FreshProc,
+                    cause: format!(
+                        "/proc is masked (mounts over {}, as in a container), so the kernel refuses a fresh procfs in a user namespace",
+                        self.proc_overmounts.iter().take(3).map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            }
+        }
+        out
+    }
+
+    /// What would supply the namespaces for this caller.
+    pub fn namespace_remedy(&self) -> String {
+        if self.apparmor_blocks_userns {
+            "install the AppArmor profile (`sudo install -m 644 packaging/apparmor/hullward /etc/apparmor.d/hullward && sudo apparmor_parser -r /etc/apparmor.d/hullward`, it grants hullward `userns`) or set kernel.apparmor_restrict_unprivileged_userns=0".into()
+        } else if self.root {
+            "run as root with CAP_SYS_ADMIN, or allow user namespaces (a container: `--security-opt seccomp=unconfined`, or a seccomp profile that allows clone/unshare with namespace flags)".into()
+        } else {
+            "allow unprivileged user namespaces (sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1), or run as root".into()
+        }
+    }
+}
+
+/// A field of `/proc/self/status`.
+fn status_field(name: &str) -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| Some(l.strip_prefix(name)?.strip_prefix(':')?.trim().to_string()))
+}
+
+/// Mount points below `/proc` that hide something (binfmt_misc sits on an empty directory and
+/// does not count).
+fn proc_overmounts() -> Vec<PathBuf> {
+    let Ok(me) = procfs::process::Process::myself() else { return Vec::new() };
+    let Ok(mounts) = me.mountinfo() else { return Vec::new() };
+    mounts
+        .into_iter()
+        .map(|m| m.mount_point)
+        .filter(|p| p.starts_with("/proc") && p != std::path::Path::new("/proc"))
+        .filter(|p| !p.ends_with("binfmt_misc"))
+        .collect()
 }

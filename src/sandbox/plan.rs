@@ -21,7 +21,7 @@ use super::env::{self, ChildEnv};
 use super::etc;
 use super::grants::{self, WriteGrants};
 use super::home::{self, Home};
-use super::kernel::{KernelSupport, STRICT_ABI};
+use super::kernel::{KernelSupport, Layer, SCOPES_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
 use super::masks::{self, Mask, MaskKind, Snapshot};
 use super::seccomp::SocketPolicy;
@@ -54,11 +54,18 @@ pub enum NetPlan {
     Host,
 }
 
-/// A layer the kernel cannot provide, and what running without it gives up.
+/// A promise of the policy that no layer on this machine holds, and what running without it
+/// gives up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Missing {
+    /// The promise, in the words of DESIGN.md's table.
+    pub promise: String,
+    /// The layers that would hold it, and why each is missing here.
     pub feature: String,
+    /// What `--no-strict` gives up.
     pub consequence: String,
+    /// What would supply a layer.
+    pub remedy: String,
 }
 
 /// Everything the child needs.
@@ -91,6 +98,15 @@ pub struct SandboxPlan {
     pub output_cap: u64,
     /// What `--no-strict` gave up on this kernel.
     pub dropped: Vec<Missing>,
+    /// Each promise of the policy and the layers that hold it here (`explain`, `doctor`).
+    pub promises: Vec<PromiseCheck>,
+    /// Limits that still hold but behave differently here (Landlock ABI 1: EXDEV on renames).
+    pub notes: Vec<String>,
+    /// Drop capabilities including securebits and the bounding set (needs `CAP_SETPCAP` in the
+    /// child: a user namespace, or a caller that has it).
+    pub lock_privileges: bool,
+    /// CPU limit in thousandths of a CPU.
+    pub cpu_millis: Option<u64>,
     pub yolo: bool,
     pub kernel: KernelSupport,
 }
@@ -112,90 +128,260 @@ pub enum PlanError {
 
 fn strict_message(missing: &[Missing]) -> String {
     let mut out =
-        String::from("strict mode refuses to run: this kernel cannot enforce what the policy asks.\n");
+        String::from("strict mode refuses to run: this machine cannot keep every promise of the policy.\n");
     for m in missing {
-        out.push_str(&format!("  missing: {}\n", m.feature));
+        out.push_str(&format!("  promise: {} — no layer holds it here\n", m.promise));
+        out.push_str(&format!("    missing: {}\n", m.feature));
+        out.push_str(&format!("    would supply it: {}\n", m.remedy));
     }
     out.push_str("--no-strict would run anyway, without:\n");
     for m in missing {
         out.push_str(&format!("  - {}\n", m.consequence));
     }
-    out.push_str("Run `hullward doctor` for what this kernel offers.");
+    out.push_str("Run `hullward doctor` for what this machine offers.");
     out
 }
 
-/// What the policy asks that this kernel lacks.
-pub fn missing_features(policy: &Policy, kernel: &KernelSupport) -> Vec<Missing> {
-    let mut missing = Vec::new();
-    let pinned =
-        kernel.landlock_pin.map(|p| format!(", pinned to {p} by HULLWARD_LANDLOCK_ABI")).unwrap_or_default();
-    if kernel.landlock_abi == 0 {
-        missing.push(Missing {
-            feature: format!("Landlock (ABI {} on this kernel{pinned})", kernel.landlock_kernel_abi),
-            consequence: "Landlock: file access is confined by the mount view alone, signals and abstract sockets are not scoped, TCP ports are not restricted".into(),
-        });
-    } else if kernel.landlock_abi < STRICT_ABI {
-        let mut lost = vec!["signals and abstract Unix sockets are not scoped to the sandbox (ABI 6)"];
-        if kernel.landlock_abi < 5 {
-            lost.push("ioctl on devices is not mediated (ABI 5)");
-        }
-        if kernel.landlock_abi < 4 && policy.sandbox.network == NetMode::Proxy {
-            lost.push("TCP connects are not limited to the proxy port (ABI 4)");
-        }
-        if kernel.landlock_abi < 3 {
-            lost.push("truncation is not mediated (ABI 3)");
-        }
-        missing.push(Missing {
-            feature: format!(
-                "Landlock ABI {STRICT_ABI} (this kernel offers {}{pinned})",
-                kernel.landlock_abi
-            ),
-            consequence: lost.join("; "),
-        });
-    }
-    if !kernel.seccomp {
-        missing.push(Missing {
-            feature: "seccomp".into(),
-            consequence: "the system-call filter: network sockets, io_uring, ptrace, keyrings, mount and namespace calls, TIOCSTI".into(),
-        });
-    }
-    if kernel.root && !kernel.cgroups.can_limit_processes() {
-        missing.push(Missing {
-            feature: "a cgroup pids controller".into(),
-            consequence: "the process limit: root ignores RLIMIT_NPROC, so a fork bomb is not bounded".into(),
-        });
-    }
-    if !kernel.root && policy.sandbox.network == NetMode::Proxy {
-        missing.push(Missing {
-            feature: "the egress proxy for a non-root caller (its listener must be bound in the child's network namespace by root)".into(),
-            consequence: "network access through the proxy: the child gets no network at all".into(),
-        });
-    }
-    if !kernel.root && !kernel.userns_sysctl {
-        missing.push(Missing {
-            feature: "unprivileged user namespaces".into(),
-            consequence:
-                "the private mount view, the deny-rule masks inside the roots, and network isolation".into(),
-        });
-    }
-    missing
+/// One layer of a promise, and whether this machine enforces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerCheck {
+    pub name: String,
+    /// `None`: it holds here; otherwise why not.
+    pub missing: Option<String>,
+    /// What would supply it (shown when the promise has no layer).
+    pub remedy: String,
 }
 
-/// Builds the plan for `call` under `policy` on this kernel.
+/// A promise of the policy and its layers on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromiseCheck {
+    pub promise: &'static str,
+    pub layers: Vec<LayerCheck>,
+    /// What `--no-strict` gives up when no layer holds.
+    pub without: String,
+}
+
+impl PromiseCheck {
+    /// The layers that hold the promise here.
+    pub fn held_by(&self) -> Vec<&str> {
+        self.layers.iter().filter(|l| l.missing.is_none()).map(|l| l.name.as_str()).collect()
+    }
+
+    fn as_missing(&self) -> Option<Missing> {
+        if !self.held_by().is_empty() {
+            return None;
+        }
+        let feature = self
+            .layers
+            .iter()
+            .map(|l| format!("{} ({})", l.name, l.missing.as_deref().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join("; or ");
+        let remedy = self.layers.iter().map(|l| l.remedy.as_str()).collect::<Vec<_>>().join("; or ");
+        Some(Missing { promise: self.promise.into(), feature, consequence: self.without.clone(), remedy })
+    }
+}
+
+fn layer(name: impl Into<String>, missing: Option<String>, remedy: impl Into<String>) -> LayerCheck {
+    LayerCheck { name: name.into(), missing, remedy: remedy.into() }
+}
+
+/// The promises of `policy` and the layers that hold each on `kernel` (DESIGN.md, "Fail closed —
+/// promise by promise"). Strict mode refuses when one of them has no layer.
+pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
+    let pinned =
+        kernel.landlock_pin.map(|p| format!(", pinned to {p} by HULLWARD_LANDLOCK_ABI")).unwrap_or_default();
+    let ns_missing = kernel.refuses(Layer::Namespaces).map(|r| r.cause.clone());
+    let ns_remedy = kernel.namespace_remedy();
+    let abi = if kernel.refuses(Layer::Landlock).is_some() { 0 } else { kernel.landlock_abi };
+    let landlock = |need: i32, what: &str| {
+        layer(
+            format!("Landlock{}{what}", if need > 1 { format!(" ABI {need} ") } else { " ".into() }),
+            (abi < need).then(|| format!("this kernel offers ABI {}{pinned}", kernel.landlock_abi)),
+            format!("a kernel with Landlock ABI {need} or later (lsm= includes landlock)"),
+        )
+    };
+    let masks_missing = ns_missing.clone().or_else(|| kernel.refuses(Layer::Masks).map(|r| r.cause.clone()));
+    let proc_missing =
+        ns_missing.clone().or_else(|| kernel.refuses(Layer::FreshProc).map(|r| r.cause.clone()));
+    let cg = &kernel.cgroups;
+    let cg_remedy = cg.remedy(kernel.root);
+    let mut out = vec![
+        PromiseCheck {
+            promise: "deny inside the roots",
+            layers: vec![layer("mount masks in a mount namespace", masks_missing, ns_remedy.clone())],
+            without: "the deny-rule masks: files matching a deny rule inside the roots are readable".into(),
+        },
+        PromiseCheck {
+            promise: "nothing written outside the grants",
+            layers: vec![
+                layer("the fresh-root mount view", ns_missing.clone(), ns_remedy.clone()),
+                landlock(1, "filesystem rules"),
+            ],
+            without:
+                "the private filesystem view and Landlock: the program can write wherever the caller can"
+                    .into(),
+        },
+    ];
+    match policy.sandbox.network {
+        NetMode::None => out.push(PromiseCheck {
+            promise: "network cut",
+            layers: vec![
+                layer("a network namespace", ns_missing.clone(), ns_remedy.clone()),
+                layer(
+                    "the seccomp socket filter",
+                    (!kernel.seccomp).then(|| "seccomp is not available".to_string()),
+                    "a kernel with seccomp filters",
+                ),
+            ],
+            without: "network isolation: the program reaches the host's network".into(),
+        }),
+        NetMode::Proxy => out.push(PromiseCheck {
+            promise: "network only through the proxy",
+            layers: vec![layer(
+                "a network namespace whose only way out is the proxy",
+                ns_missing.clone().or_else(|| {
+                    (!kernel.privileged).then(|| {
+                        "the proxy's listener is bound in the call's network namespace only for root with CAP_SYS_ADMIN".to_string()
+                    })
+                }),
+                "run as root with CAP_SYS_ADMIN",
+            )],
+            without: "network access through the proxy: the program gets no network at all".into(),
+        }),
+        NetMode::Host => {}
+    }
+    out.push(PromiseCheck {
+        promise: "no signals to host processes",
+        layers: vec![
+            layer("a PID namespace with its own /proc", proc_missing, ns_remedy.clone()),
+            landlock(SCOPES_ABI, "signal scope"),
+        ],
+        without:
+            "signal isolation: the program can signal the caller's other processes and sees them in /proc"
+                .into(),
+    });
+    let (net_ns_missing, net_ns_remedy) = match policy.sandbox.network {
+        NetMode::Host => (
+            Some("--net host shares the host's network namespace".to_string()),
+            "--net none or --net proxy".to_string(),
+        ),
+        _ => (ns_missing.clone(), ns_remedy.clone()),
+    };
+    out.push(PromiseCheck {
+        promise: "no abstract sockets of the host",
+        layers: vec![
+            layer("a network namespace", net_ns_missing, net_ns_remedy),
+            landlock(SCOPES_ABI, "abstract-socket scope"),
+        ],
+        without: "abstract Unix sockets of the host (D-Bus, X11, containerd…) are reachable".into(),
+    });
+    let limits = policy.sandbox.limits;
+    let mut processes = vec![layer(
+        "a cgroup pids controller",
+        (!cg.can_limit_processes())
+            .then(|| "no cgroup with the pids controller is writable here".to_string()),
+        cg_remedy.clone(),
+    )];
+    if !kernel.root {
+        processes.push(layer("RLIMIT_NPROC", None, ""));
+    }
+    out.push(PromiseCheck {
+        promise: "bounded processes",
+        layers: processes,
+        without: "the process limit: root ignores RLIMIT_NPROC, so a fork bomb is not bounded".into(),
+    });
+    if limits.memory_bytes.is_some() {
+        out.push(PromiseCheck {
+            promise: "bounded memory",
+            layers: vec![layer(
+                "a cgroup memory controller",
+                (!cg.can_limit_memory())
+                    .then(|| "no cgroup with the memory controller is writable here".to_string()),
+                cg_remedy.clone(),
+            )],
+            without: "the memory limit (Sandbox.Limits.MemoryBytes)".into(),
+        });
+    }
+    if limits.cpu_millis.is_some() {
+        out.push(PromiseCheck {
+            promise: "bounded CPU",
+            layers: vec![layer(
+                "a cgroup cpu controller",
+                (!cg.can_limit_cpu())
+                    .then(|| "no cgroup with the cpu controller is writable here".to_string()),
+                cg_remedy,
+            )],
+            without: "the CPU limit (Sandbox.Limits.Cpu)".into(),
+        });
+    }
+    out.push(PromiseCheck {
+        promise: "the system-call filter",
+        layers: vec![layer(
+            "seccomp",
+            (!kernel.seccomp).then(|| "seccomp is not available".to_string()),
+            "a kernel with seccomp filters",
+        )],
+        without: "the system-call filter: io_uring, ptrace, keyrings, mount and namespace calls, TIOCSTI"
+            .into(),
+    });
+    out
+}
+
+/// The promises of `policy` that no layer holds on `kernel`.
+pub fn missing_features(policy: &Policy, kernel: &KernelSupport) -> Vec<Missing> {
+    promises(policy, kernel).iter().filter_map(PromiseCheck::as_missing).collect()
+}
+
+/// Behaviour that differs on this machine although every promise holds.
+fn notes(kernel: &KernelSupport, landlock: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if landlock && kernel.landlock_abi == 1 {
+        out.push("Landlock ABI 1: renaming or linking a file into another directory fails with EXDEV (ABI 2 lifts this)".into());
+    }
+    out
+}
+
+/// Builds the plan for `call` under `policy` on this kernel. Strict mode decides from the facts
+/// (the real child reports anything the facts did not foresee as a refusal, exit 3); with
+/// `--no-strict` the plan is first tried by a probe child ([`super::spawn::probe`]) and every
+/// layer the machine refuses is dropped and reported, until the probe passes.
 pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<SandboxPlan, PlanError> {
+    let mut plan = build_once(policy, call, kernel)?;
+    if policy.sandbox.strict || plan.yolo {
+        return Ok(plan);
+    }
+    let mut kernel = kernel.clone();
+    for _ in 0..3 {
+        match super::spawn::probe(&plan) {
+            Ok(()) => return Ok(plan),
+            Err(refusal) => {
+                if kernel.refuses(refusal.layer).is_some() {
+                    break;
+                }
+                kernel.refuse(refusal.layer, refusal.cause);
+                plan = build_once(policy, call, &kernel)?;
+            }
+        }
+    }
+    Ok(plan)
+}
+
+fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<SandboxPlan, PlanError> {
     let first = call.argv.first().ok_or(PlanError::NoProgram)?;
     let yolo = policy.session.yolo;
-    let missing = if yolo { Vec::new() } else { missing_features(policy, kernel) };
+    let checks = if yolo { Vec::new() } else { promises(policy, kernel) };
+    let missing: Vec<Missing> = checks.iter().filter_map(PromiseCheck::as_missing).collect();
     if policy.sandbox.strict && !missing.is_empty() {
         return Err(PlanError::StrictRefused(missing));
     }
-    let has_userns = kernel.root || kernel.userns_sysctl;
-    let mount_ns = !yolo && has_userns;
-    let net = match (yolo || !has_userns, policy.sandbox.network) {
-        (true, _) | (_, NetMode::Host) => NetPlan::Host,
-        (false, NetMode::None) => NetPlan::Isolated,
-        (false, NetMode::Proxy) if kernel.root => NetPlan::Proxy { port: PROXY_PORT },
-        (false, NetMode::Proxy) => NetPlan::Isolated,
+    let has_ns = !yolo && kernel.refuses(Layer::Namespaces).is_none();
+    let mount_ns = has_ns;
+    let net = match (has_ns, policy.sandbox.network) {
+        (false, _) | (_, NetMode::Host) => NetPlan::Host,
+        (true, NetMode::None) => NetPlan::Isolated,
+        (true, NetMode::Proxy) if kernel.privileged => NetPlan::Proxy { port: PROXY_PORT },
+        (true, NetMode::Proxy) => NetPlan::Isolated,
     };
 
     let mut proxy_env: Vec<(String, String)> = match net {
@@ -268,76 +454,79 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         home: home.as_ref().filter(|h| h.private).map(|h| h.path.clone()),
         devices: DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()).collect(),
         dev_pts: call.terminal,
-        new_proc: true,
+        new_proc: kernel.refuses(Layer::FreshProc).is_none(),
         tmpfs_size: policy.sandbox.limits.memory_bytes.map_or_else(|| "50%".to_string(), |m| m.to_string()),
         files: view_files.clone(),
-        masks: snapshot.masks.clone(),
+        masks: if kernel.refuses(Layer::Masks).is_none() { snapshot.masks.clone() } else { Vec::new() },
         read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
     });
     let mounts = view.as_ref().map(view::build).transpose()?;
 
-    let landlock = (!yolo && kernel.landlock_abi > 0).then(|| {
-        let mut rules: Vec<PathRule> = policy
-            .sandbox
-            .system
-            .iter()
-            .chain(&host_files.paths)
-            .chain(read_only_dirs)
-            .map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec })
-            .collect();
-        if !mount_ns {
-            rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
-        }
-        rules.extend(
-            DEVICES
+    let landlock =
+        (!yolo && kernel.landlock_abi > 0 && kernel.refuses(Layer::Landlock).is_none()).then(|| {
+            let mut rules: Vec<PathRule> = policy
+                .sandbox
+                .system
                 .iter()
-                .map(PathBuf::from)
-                .filter(|p| p.exists())
-                .map(|path| PathRule { path, grant: Grant::Device }),
-        );
-        rules.extend(read_write.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadWrite }));
-        rules.extend(read_only.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec }));
-        let mut child_rules = Vec::new();
-        if mount_ns {
-            child_rules.push(PathRule { path: "/".into(), grant: Grant::List });
-            child_rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
-            for (file, _) in &view_files {
-                if !policy.sandbox.system.iter().any(|s| file.starts_with(s)) {
-                    child_rules.push(PathRule { path: file.clone(), grant: Grant::ReadFile });
-                }
+                .chain(&host_files.paths)
+                .chain(read_only_dirs)
+                .map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec })
+                .collect();
+            if !mount_ns {
+                rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
             }
-            for dir in ["/tmp", "/run", "/dev/shm"] {
-                child_rules.push(PathRule { path: dir.into(), grant: Grant::ReadWrite });
-            }
-            if let Some(h) = home.as_ref().filter(|h| h.private) {
-                child_rules.push(PathRule { path: h.path.clone(), grant: Grant::ReadWrite });
-            }
-            if call.terminal {
-                child_rules.push(PathRule { path: "/dev/pts".into(), grant: Grant::Device });
-            }
-        } else {
             rules.extend(
-                private
+                DEVICES
                     .iter()
-                    .filter(|p| policy.sandbox.writable.contains(p))
-                    .map(|p| PathRule { path: p.clone(), grant: Grant::ReadWrite }),
+                    .map(PathBuf::from)
+                    .filter(|p| p.exists())
+                    .map(|path| PathRule { path, grant: Grant::Device }),
             );
-        }
-        LandlockPlan {
-            abi: kernel.landlock_abi,
-            rules,
-            child_rules,
-            tcp_connect: match net {
-                NetPlan::Proxy { port } => vec![port],
-                _ => Vec::new(),
-            },
-            // In a namespace of the call's own, only the proxy mode narrows TCP; with nothing
-            // but the private loopback (`--net none`) the program binds and connects freely.
-            tcp: matches!(net, NetPlan::Proxy { .. }),
-        }
-    });
+            rules.extend(read_write.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadWrite }));
+            rules.extend(read_only.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec }));
+            let mut child_rules = Vec::new();
+            if mount_ns {
+                child_rules.push(PathRule { path: "/".into(), grant: Grant::List });
+                child_rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
+                for (file, _) in &view_files {
+                    if !policy.sandbox.system.iter().any(|s| file.starts_with(s)) {
+                        child_rules.push(PathRule { path: file.clone(), grant: Grant::ReadFile });
+                    }
+                }
+                for dir in ["/tmp", "/run", "/dev/shm"] {
+                    child_rules.push(PathRule { path: dir.into(), grant: Grant::ReadWrite });
+                }
+                if let Some(h) = home.as_ref().filter(|h| h.private) {
+                    child_rules.push(PathRule { path: h.path.clone(), grant: Grant::ReadWrite });
+                }
+                if call.terminal {
+                    child_rules.push(PathRule { path: "/dev/pts".into(), grant: Grant::Device });
+                }
+            } else {
+                rules.extend(
+                    DEVICES
+                        .iter()
+                        .map(PathBuf::from)
+                        .filter(|p| p.exists())
+                        .map(|path| PathRule { path, grant: Grant::Device }),
+                );
+            }
+            LandlockPlan {
+                abi: kernel.landlock_abi,
+                rules,
+                child_rules,
+                tcp_connect: match net {
+                    NetPlan::Proxy { port } => vec![port],
+                    _ => Vec::new(),
+                },
+                // In a namespace of the call's own, only the proxy mode narrows TCP; with nothing
+                // but the private loopback (`--net none`) the program binds and connects freely.
+                tcp: matches!(net, NetPlan::Proxy { .. }),
+            }
+        });
 
+    let notes = notes(kernel, landlock.is_some());
     let seccomp = (!yolo && kernel.seccomp).then_some(match (policy.sandbox.network, net) {
         (_, NetPlan::Proxy { .. }) => SocketPolicy::UnixAndTcp,
         (NetMode::Host, _) => SocketPolicy::Any,
@@ -359,7 +548,7 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         env,
         net,
         mount_ns,
-        user_ns: mount_ns && !kernel.root,
+        user_ns: mount_ns && kernel.needs_userns(),
         pid_ns: mount_ns,
         view,
         mounts,
@@ -375,6 +564,10 @@ pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<San
         timeout: policy.sandbox.timeout,
         output_cap: limits.output_bytes,
         dropped: missing,
+        promises: checks,
+        notes,
+        lock_privileges: (mount_ns && kernel.needs_userns()) || kernel.setpcap,
+        cpu_millis: if yolo { None } else { limits.cpu_millis },
         yolo,
         kernel: kernel.clone(),
     })
@@ -468,6 +661,15 @@ fn resolve_program(name: &OsString, cwd: &Path, path_var: Option<&str>) -> Optio
 }
 
 impl SandboxPlan {
+    /// The limits the call's cgroup carries.
+    pub fn cgroup_limits(&self) -> super::cgroup::CgroupLimits {
+        super::cgroup::CgroupLimits {
+            processes: self.processes,
+            memory: self.memory,
+            cpu_millis: self.cpu_millis,
+        }
+    }
+
     /// The plan as JSON for `explain -- PROGRAM`. Environment values are never shown.
     pub fn to_json(&self) -> Value {
         let masks: Vec<Value> = self

@@ -14,6 +14,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use super::cgroup::CallCgroup;
 use super::child::{self, ChildLandlockRule, ChildPlan, Stage, StepError};
+use super::kernel::Layer;
 use super::landlock::{self, LandlockError};
 use super::plan::{NetPlan, SandboxPlan};
 use super::seccomp::{self, SeccompError};
@@ -45,9 +46,9 @@ pub enum SpawnError {
     Io { what: &'static str, source: std::io::Error },
     #[error("argument contains a NUL byte: {0:?}")]
     Nul(String),
-    /// The kernel refused to create a namespace or a mount: strict mode cannot be honoured.
-    #[error("the kernel refused to build the sandbox ({0}); strict mode does not run without it")]
-    KernelRefused(String),
+    /// The kernel refused a layer (a namespace, a mount): the plan cannot be honoured.
+    #[error("the kernel refused to build the sandbox ({text}); strict mode does not run without it")]
+    Refused { layer: Layer, text: String },
     /// Setting up the child failed for another reason.
     #[error("sandbox setup failed while {0}")]
     Setup(String),
@@ -59,7 +60,7 @@ impl SpawnError {
     /// The exit code the contract gives this failure.
     pub fn exit_code(&self) -> u8 {
         match self {
-            SpawnError::KernelRefused(_) => crate::error::code::STRICT_REFUSED,
+            SpawnError::Refused { .. } => crate::error::code::STRICT_REFUSED,
             SpawnError::Exec { errno, .. } if errno.0 == libc::ENOENT => 127,
             SpawnError::Exec { .. } => 126,
             SpawnError::Nul(_) => crate::error::code::USAGE,
@@ -79,6 +80,42 @@ pub fn spawn(
     cgroup: Option<&CallCgroup>,
     netns: Option<RawFd>,
 ) -> Result<Spawned, SpawnError> {
+    start(plan, stdio, cgroup, netns, false)
+}
+
+/// A refusal seen by [`probe`]: the layer and the child's own words.
+#[derive(Debug, Clone)]
+pub struct ProbeRefusal {
+    pub layer: Layer,
+    pub cause: String,
+}
+
+/// Does everything the call's child would do for `plan` — clone with its namespaces, id maps,
+/// the mount view with its masks and procfs, capabilities, Landlock, seccomp — in a throwaway
+/// child that exits instead of `exec`ing. `Err` names the layer the kernel refused.
+pub fn probe(plan: &SandboxPlan) -> Result<(), ProbeRefusal> {
+    let null = std::fs::File::options().read(true).write(true).open("/dev/null").ok();
+    let fd = null.as_ref().map(AsRawFd::as_raw_fd);
+    let stdio = Stdio { stdin: fd, stdout: fd, stderr: fd };
+    let other = |cause: String| ProbeRefusal { layer: Layer::Namespaces, cause };
+    match start(plan, stdio, None, None, true) {
+        Ok(spawned) => match sys::wait(spawned.pidfd.as_raw_fd()) {
+            Ok(0) => Ok(()),
+            Ok(status) => Err(other(format!("the probe child ended with status {status}"))),
+            Err(e) => Err(other(format!("waiting for the probe child: {e}"))),
+        },
+        Err(SpawnError::Refused { layer, text }) => Err(ProbeRefusal { layer, cause: text }),
+        Err(e) => Err(other(e.to_string())),
+    }
+}
+
+fn start(
+    plan: &SandboxPlan,
+    stdio: Stdio,
+    cgroup: Option<&CallCgroup>,
+    netns: Option<RawFd>,
+    dry_run: bool,
+) -> Result<Spawned, SpawnError> {
     let ruleset = plan.landlock.as_ref().map(landlock::create).transpose()?;
     let filters = plan.seccomp.map(seccomp::programs).transpose()?.unwrap_or_default();
     let (err_read, err_write) =
@@ -89,6 +126,8 @@ pub fn spawn(
     keep.extend(netns);
     let cgroup_procs = cgroup.map(CallCgroup::join_fds).unwrap_or_default();
     keep.extend(&cgroup_procs);
+    let cgroup_v2_procs = cgroup.and_then(CallCgroup::v2_procs_fd);
+    keep.extend(cgroup_v2_procs);
 
     let mut unshare_flags = 0;
     let mut clone_namespaces = 0;
@@ -134,6 +173,8 @@ pub fn spawn(
         error_fd: err_write.as_raw_fd(),
         keep_fds: keep,
         cgroup_procs,
+        cgroup_v2_procs,
+        join_v2_cgroup: false,
         rlimits: plan.rlimits.clone(),
         unshare_flags,
         id_maps,
@@ -147,10 +188,12 @@ pub fn spawn(
         cwd: cstr(plan.cwd.as_os_str().as_bytes())?,
         cap_last: plan.kernel.cap_last,
         drop_caps: plan.drop_caps,
+        lock_privileges: plan.lock_privileges,
         no_new_privs: !plan.yolo,
         landlock_fd: ruleset.as_ref().map(AsRawFd::as_raw_fd),
         landlock_child_rules,
         seccomp: filters,
+        dry_run,
         program: cstr(plan.program.as_os_str().as_bytes())?,
         argv: plan.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<_, _>>()?,
         envp: plan
@@ -166,7 +209,7 @@ pub fn spawn(
 
     let (pid, pidfd) =
         sys::spawn_child(&mut child_plan, cgroup.and_then(CallCgroup::clone_into), clone_namespaces)
-            .map_err(|source| SpawnError::Io { what: "clone3", source })?;
+            .map_err(|source| clone_error(plan, clone_namespaces, source))?;
     drop(err_write);
     drop(ruleset);
 
@@ -190,18 +233,52 @@ pub fn spawn(
     Err(classify(plan, child_plan.mount_ops, &step))
 }
 
+/// The namespaces came with the clone: a refusal there is the kernel's (or a seccomp filter's,
+/// or AppArmor's), not an internal failure.
+fn clone_error(plan: &SandboxPlan, namespaces: i32, source: std::io::Error) -> SpawnError {
+    let refusal = matches!(
+        source.raw_os_error(),
+        Some(libc::EPERM | libc::EACCES | libc::ENOSPC | libc::EUSERS | libc::EINVAL)
+    );
+    if namespaces != 0 && refusal {
+        let hint = plan.kernel.namespace_remedy();
+        SpawnError::Refused {
+            layer: Layer::Namespaces,
+            text: format!("creating the call's namespaces: {source}; to allow them: {hint}"),
+        }
+    } else {
+        SpawnError::Io { what: "clone", source }
+    }
+}
+
 fn classify(plan: &SandboxPlan, ops: &[child::MountOp], step: &StepError) -> SpawnError {
     let text = child::describe(ops, step);
     let refusal = matches!(
         step.errno.0,
         libc::EPERM | libc::EINVAL | libc::ENOSPC | libc::ENOSYS | libc::EACCES | libc::EUSERS
     );
+    let op = ops.get(step.index as usize);
     match step.stage {
         Stage::Exec => SpawnError::Exec { program: plan.program.display().to_string(), errno: step.errno },
-        Stage::Unshare | Stage::Setns | Stage::IdMap | Stage::Loopback | Stage::Mount | Stage::Landlock
-            if refusal =>
+        Stage::Mount
+            if refusal
+                && matches!(op, Some(child::MountOp::Fs { fstype, .. }) if fstype.as_bytes() == b"proc") =>
         {
-            SpawnError::KernelRefused(text)
+            SpawnError::Refused {
+                layer: Layer::FreshProc,
+                text: format!("{text}; a fresh /proc is refused under a masked /proc (a container's)"),
+            }
+        }
+        Stage::Mount
+            if refusal
+                && matches!(op, Some(child::MountOp::MaskSource { .. } | child::MountOp::Mask { .. })) =>
+        {
+            SpawnError::Refused { layer: Layer::Masks, text }
+        }
+        Stage::Landlock if refusal => SpawnError::Refused { layer: Layer::Landlock, text },
+        Stage::Unshare | Stage::Setns | Stage::IdMap | Stage::Loopback | Stage::Mount if refusal => {
+            let hint = plan.kernel.namespace_remedy();
+            SpawnError::Refused { layer: Layer::Namespaces, text: format!("{text}; to allow it: {hint}") }
         }
         _ => SpawnError::Setup(text),
     }

@@ -76,6 +76,7 @@ pub trait Sys {
     fn move_mount_fd(&self, fd: RawFd, target: &CStr) -> SysResult<()>;
     fn mkdir(&self, path: &CStr, mode: u32) -> SysResult<()>;
     fn symlink(&self, target: &CStr, link: &CStr) -> SysResult<()>;
+    fn rmdir(&self, path: &CStr) -> SysResult<()>;
     fn chmod(&self, path: &CStr, mode: u32) -> SysResult<()>;
     fn chdir(&self, path: &CStr) -> SysResult<()>;
     fn pivot_root(&self, new_root: &CStr, put_old: &CStr) -> SysResult<()>;
@@ -334,6 +335,11 @@ impl Sys for RealSys {
         check(unsafe { libc::symlink(target.as_ptr(), link.as_ptr()) })
     }
 
+    fn rmdir(&self, path: &CStr) -> SysResult<()> {
+        // SAFETY: `path` is NUL-terminated.
+        check(unsafe { libc::rmdir(path.as_ptr()) })
+    }
+
     fn chmod(&self, path: &CStr, mode: u32) -> SysResult<()> {
         // SAFETY: `path` is NUL-terminated.
         check(unsafe { libc::chmod(path.as_ptr(), mode as libc::mode_t) })
@@ -480,27 +486,58 @@ impl Sys for RealSys {
 }
 
 /// Starts the sandboxed child: `clone3` (into `cgroup_fd`'s cgroup v2 directory and new
-/// `namespaces`), and in the child [`child::run`](super::child::run) on `plan`, which `exec`s the
-/// program or exits. Returns the child's pid and pidfd.
+/// `namespaces`), or plain `clone` where `clone3` is filtered (Docker's default seccomp profile
+/// answers it with ENOSYS) — then the child joins the cgroup itself through
+/// [`ChildPlan::cgroup_v2_procs`](super::child::ChildPlan::cgroup_v2_procs). In the child,
+/// [`child::run`](super::child::run) on `plan` `exec`s the program or exits. Returns the child's
+/// pid and pidfd.
 pub fn spawn_child(
     plan: &mut super::child::ChildPlan<'_>,
     cgroup_fd: Option<RawFd>,
     namespaces: i32,
 ) -> std::io::Result<(libc::pid_t, std::os::fd::OwnedFd)> {
+    plan.join_v2_cgroup = !clone3_works();
     // SAFETY: in the child branch only `child::run` executes, which makes raw system calls on the
     // prepared plan and never allocates, locks or returns (it execs or `_exit`s).
-    match unsafe { clone3(cgroup_fd, namespaces)? } {
+    match unsafe { fork_into(cgroup_fd, namespaces)? } {
         Forked::Child => super::child::run(&RealSys, plan),
         Forked::Parent { pid, pidfd } => Ok((pid, pidfd)),
     }
 }
 
-/// What [`clone3`] returns.
+/// What [`fork_into`] returns.
 enum Forked {
     /// In the parent: the child's pid and a pidfd for it.
     Parent { pid: libc::pid_t, pidfd: std::os::fd::OwnedFd },
     /// In the child.
     Child,
+}
+
+/// Set once `clone3` answered ENOSYS (a seccomp filter, or a kernel before 5.3).
+static CLONE3_MISSING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether `clone3` is usable here (as far as this process has seen).
+pub fn clone3_works() -> bool {
+    !CLONE3_MISSING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Forks with `clone3`, or with `clone` when `clone3` is unavailable (then `cgroup_fd` is not
+/// entered at creation: the child must join it itself).
+///
+/// # Safety
+/// As [`clone3`].
+unsafe fn fork_into(cgroup_fd: Option<RawFd>, namespaces: i32) -> std::io::Result<Forked> {
+    if clone3_works() {
+        // SAFETY: forwarded to the caller.
+        match unsafe { clone3(cgroup_fd, namespaces) } {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                CLONE3_MISSING.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            other => return other,
+        }
+    }
+    // SAFETY: forwarded to the caller.
+    unsafe { clone_legacy(namespaces) }
 }
 
 /// `clone3` with fork semantics (`CLONE_PIDFD`, `SIGCHLD`), optionally straight into a cgroup v2
@@ -529,6 +566,27 @@ unsafe fn clone3(cgroup_fd: Option<RawFd>, namespaces: i32) -> std::io::Result<F
             std::mem::size_of::<libc::clone_args>(),
         )
     };
+    forked(ret, pidfd)
+}
+
+/// The legacy `clone` with `CLONE_PIDFD` (Linux 5.2+): the kernel stores the pidfd through the
+/// parent-tid argument, the third on every architecture.
+///
+/// # Safety
+/// As [`clone3`].
+unsafe fn clone_legacy(namespaces: i32) -> std::io::Result<Forked> {
+    let mut pidfd: libc::c_int = -1;
+    let flags =
+        libc::CLONE_PIDFD as libc::c_ulong | namespaces as libc::c_ulong | libc::SIGCHLD as libc::c_ulong;
+    // SAFETY: no new stack (fork semantics, the child continues on its copy of this one); the
+    // pidfd pointer is valid for the call; no child-tid or TLS.
+    let ret = unsafe {
+        libc::syscall(libc::SYS_clone, flags, 0usize, &mut pidfd as *mut libc::c_int, 0usize, 0usize)
+    };
+    forked(ret, pidfd)
+}
+
+fn forked(ret: libc::c_long, pidfd: libc::c_int) -> std::io::Result<Forked> {
     match ret {
         r if r < 0 => Err(std::io::Error::last_os_error()),
         0 => Ok(Forked::Child),
@@ -602,7 +660,7 @@ pub fn pidfd_kill(pidfd: RawFd, signal: i32) -> std::io::Result<()> {
 /// Whether a throwaway child can `unshare(flags)`.
 pub fn probe_unshare(flags: i32) -> std::io::Result<bool> {
     // SAFETY: the child only calls `unshare` and `_exit`, both async-signal-safe.
-    match unsafe { clone3(None, 0)? } {
+    match unsafe { fork_into(None, 0)? } {
         Forked::Child => {
             // SAFETY: integer flags; `_exit` ends the throwaway child.
             unsafe {
@@ -743,4 +801,15 @@ pub fn new_netns<T: Send + 'static>(
     })
     .join()
     .map_err(|_| std::io::Error::other("network namespace thread panicked"))?
+}
+
+/// Whether `path` carries the extended attribute `name` (`getxattr` with a zero-size buffer).
+pub fn has_xattr(path: &std::path::Path, name: &str) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (Ok(p), Ok(n)) = (std::ffi::CString::new(path.as_os_str().as_bytes()), std::ffi::CString::new(name))
+    else {
+        return false;
+    };
+    // SAFETY: both strings are NUL-terminated; a NULL buffer of size 0 only asks for the size.
+    unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), std::ptr::null_mut(), 0) >= 0 }
 }

@@ -15,7 +15,7 @@
 //! directory → in path order, create mount points and attach each source, the `/dev` tmpfs, the
 //! private tmpfs → pin the ancestors of anchored deny patterns and bind write-protected entries
 //! read-only over themselves (before the masks, because a bind does not carry the mounts below it) → mount the masks, copies of an empty mode-000 file or
-//! directory on a read-only tmpfs that is never attached anywhere → make the new root read-only →
+//! directory on a read-only tmpfs attached in the staged root only while they are copied → make the new root read-only →
 //! `pivot_root` into it.
 
 use std::ffi::CString;
@@ -28,6 +28,9 @@ use super::masks::{Mask, MaskKind};
 /// Where the new root is assembled; the host directory only serves as a mount point inside the
 /// child's private mount namespace.
 pub const STAGE: &str = "/tmp";
+/// Where the mask source is attached in the staged root while the masks are copied from it
+/// (removed again before `pivot_root`).
+const MASK_SOURCE: &str = "/.hullward-mask-source";
 /// Directories that get a fresh private tmpfs, with their `mode=`; sizes come from the spec.
 pub const PRIVATE_TMPFS: &[(&str, &str)] = &[("/tmp", "mode=1777"), ("/run", "mode=0755")];
 /// Device nodes bound from the host.
@@ -376,7 +379,9 @@ fn masks(b: &mut Builder, masks: &[Mask], slot: usize) -> Result<(), ViewError> 
     if masks.is_empty() {
         return Ok(());
     }
-    b.ops.push(MountOp::MaskSource { slot });
+    let at = c(&staged(Path::new(MASK_SOURCE)))?;
+    b.ops.push(MountOp::Mkdir { path: at.clone(), mode: 0o700 });
+    b.ops.push(MountOp::MaskSource { slot, at: at.clone() });
     for m in masks {
         let name = match m.kind {
             MaskKind::File => "file",
@@ -389,6 +394,8 @@ fn masks(b: &mut Builder, masks: &[Mask], slot: usize) -> Result<(), ViewError> 
         });
     }
     b.ops.push(MountOp::Close { slot });
+    b.ops.push(MountOp::Unmount { target: at.clone() });
+    b.ops.push(MountOp::Rmdir { path: at });
     Ok(())
 }
 
@@ -417,11 +424,13 @@ mod tests {
                     format!("bind {} {}", src.to_string_lossy(), target.to_string_lossy())
                 }
                 MountOp::SetReadOnly { target } => format!("ro {}", target.to_string_lossy()),
-                MountOp::MaskSource { slot } => format!("mask-source #{slot}"),
+                MountOp::MaskSource { slot, .. } => format!("mask-source #{slot}"),
                 MountOp::Mask { slot, name, target } => {
                     format!("mask #{slot} {} {}", name.to_string_lossy(), target.to_string_lossy())
                 }
                 MountOp::Close { slot } => format!("close #{slot}"),
+                MountOp::Unmount { target } => format!("umount {}", target.to_string_lossy()),
+                MountOp::Rmdir { path } => format!("rmdir {}", path.to_string_lossy()),
                 MountOp::PivotRoot { new_root } => format!("pivot {}", new_root.to_string_lossy()),
             })
             .collect()

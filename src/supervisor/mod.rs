@@ -159,7 +159,7 @@ fn run_approved(
     let cgroup = if plan.yolo {
         None
     } else {
-        match CallCgroup::create(&kernel.cgroups, call_id, plan.processes, plan.memory) {
+        match CallCgroup::create(&kernel.cgroups, call_id, plan.cgroup_limits()) {
             Ok(cg) => Some(cg),
             Err(e) if policy.sandbox.strict && kernel.root => {
                 return Ok(refuse(
