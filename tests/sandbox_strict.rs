@@ -1,7 +1,9 @@
-//! Real-kernel battery, strict and degraded paths: with the Landlock ABI pinned lower
-//! (`HULLWARD_LANDLOCK_ABI`), strict mode refuses with exit 3 and says what is missing and what
-//! `--no-strict` would give up; `--no-strict` runs, says what it dropped, and what remains still
-//! holds. `doctor` and `explain` tell the truth about this kernel and the pin.
+//! Real-kernel battery, strict and degraded paths, promise by promise: with the Landlock ABI
+//! pinned lower (`HULLWARD_LANDLOCK_ABI`), strict mode still runs while namespaces hold every
+//! promise, and refuses with exit 3 — naming the promise, the missing layers and what would supply
+//! them — only where a promise has no layer left (`--net host` without the ABI 6 scopes);
+//! `--no-strict` runs, says which promise got weaker, and the rest still holds. `doctor` and
+//! `explain` tell the truth about this kernel and the pin.
 #![allow(unsafe_code)]
 
 #[path = "support/sandbox.rs"]
@@ -28,34 +30,65 @@ fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
 }
 
+/// The running kernel's Landlock ABI, asked independently of hullward.
+fn kernel_abi() -> i64 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) takes no pointer.
+    unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, 0usize, 0usize, 1u32) }.max(0)
+}
+
+/// The pins below the kernel's ABI that these tests can prove (all of them, down to none).
+fn lower_pins() -> Vec<String> {
+    let abi = kernel_abi();
+    [5, 2, 1, 0].into_iter().filter(|p| *p < abi).map(|p| p.to_string()).collect()
+}
+
 #[test]
-fn strict_refuses_an_older_landlock_abi_and_says_what_no_strict_gives_up() {
+fn strict_runs_on_an_older_landlock_abi_when_namespaces_keep_every_promise() {
     let sb = workspace();
-    for abi in ["5", "0"] {
-        let out = pinned(&sb, abi, &[], "echo RAN > ran.txt");
+    sb.install_probe();
+    for abi in lower_pins() {
+        let out = pinned(&sb, &abi, &[], REMAINING);
+        out.expect_code(0);
+        assert!(!out.stderr.contains("strict mode refuses"), "ABI {abi}\n{out}");
+        assert_remaining_layers_hold(&sb, &out);
+        if abi == "1" {
+            assert!(out.stderr.contains("EXDEV"), "ABI 1 says that cross-directory renames fail\n{out}");
+        }
+        std::fs::remove_file(sb.root.join("made.txt")).unwrap();
+    }
+}
+
+#[test]
+fn strict_refuses_net_host_without_the_scopes_and_names_promise_layer_and_remedy() {
+    let sb = workspace();
+    for abi in lower_pins() {
+        let out = pinned(&sb, &abi, &["--net", "host"], "echo RAN > ran.txt");
         out.expect_code(3);
         assert!(!sb.exists("ran.txt"), "the program ran under strict refusal\n{out}");
         let e = &out.stderr;
         assert!(e.contains("strict mode refuses to run"), "{out}");
+        assert!(e.contains("promise: no abstract sockets of the host"), "{out}");
         assert!(e.contains(&format!("pinned to {abi} by HULLWARD_LANDLOCK_ABI")), "{out}");
+        assert!(e.contains("would supply it:") && e.contains("--net none or --net proxy"), "{out}");
         assert!(e.contains("--no-strict would run anyway, without"), "{out}");
-        if abi == "5" {
-            assert!(e.contains("missing: Landlock ABI 6 (this kernel offers 5"), "{out}");
-            assert!(e.contains("signals and abstract Unix sockets are not scoped"), "{out}");
-        } else {
-            assert!(e.contains("missing: Landlock (ABI 7 on this kernel"), "{out}");
-            assert!(e.contains("file access is confined by the mount view alone"), "{out}");
+        if abi != "5" {
+            // ABI 5 still scopes nothing, but an ABI-0 pin loses the signal scope too, which the
+            // PID namespace covers: that promise is not listed.
+            assert!(!e.contains("promise: no signals to host processes"), "{out}");
         }
     }
-    // The neighbour: without the pin, the same call runs.
-    sb.sh("echo RAN > ran.txt").expect_code(0);
-    assert_eq!(sb.read("ran.txt").as_deref(), Some("RAN\n"));
+    // The neighbour: where the kernel has the scopes, the same call runs.
+    if kernel_abi() >= 6 {
+        sb.sh_with(&["--net", "host"], "echo RAN > ran.txt").expect_code(0);
+        assert_eq!(sb.read("ran.txt").as_deref(), Some("RAN\n"));
+    }
 }
 
 #[test]
 fn strict_refusal_is_a_json_event_too() {
     let sb = workspace();
-    let out = pinned(&sb, "4", &["--json"], "true");
+    let Some(abi) = lower_pins().into_iter().next() else { return };
+    let out = pinned(&sb, &abi, &["--json", "--net", "host"], "true");
     out.expect_code(3);
     let exit = out
         .stderr
@@ -73,28 +106,33 @@ const REMAINING: &str = "cat .env; cat $HOMEDIR/.ssh/id_rsa; cat $OUTSIDE/secret
      cat config.txt; echo made > made.txt && echo WROTE";
 
 #[test]
-fn no_strict_with_abi_5_runs_says_what_it_dropped_and_the_rest_holds() {
+fn no_strict_net_host_without_the_scopes_says_which_promise_is_weaker_and_the_rest_holds() {
     let sb = workspace();
     sb.install_probe();
-    let out = pinned(&sb, "5", &["--no-strict"], REMAINING);
-    out.expect_code(0);
-    assert!(
-        out.stderr.contains("--no-strict: running without Landlock ABI 6")
-            && out.stderr.contains("signals and abstract Unix sockets are not scoped"),
-        "{out}"
-    );
-    assert_remaining_layers_hold(&sb, &out);
-}
-
-#[test]
-fn no_strict_without_landlock_keeps_the_mount_view_masks_and_seccomp() {
-    let sb = workspace();
-    sb.install_probe();
-    let out = pinned(&sb, "0", &["--no-strict"], REMAINING);
-    out.expect_code(0);
-    assert!(out.stderr.contains("--no-strict: running without Landlock (ABI 7 on this kernel"), "{out}");
-    assert!(out.stderr.contains("confined by the mount view alone"), "{out}");
-    assert_remaining_layers_hold(&sb, &out);
+    for abi in lower_pins() {
+        let out = pinned(
+            &sb,
+            &abi,
+            &["--no-strict", "--net", "host"],
+            &REMAINING.replace("./probe socket 2 1 0; ", ""),
+        );
+        out.expect_code(0);
+        assert!(
+            out.stderr.contains("--no-strict: running without")
+                && out
+                    .stderr
+                    .contains("abstract Unix sockets of the host (D-Bus, X11, containerd…) are reachable"),
+            "ABI {abi}\n{out}"
+        );
+        assert!(!out.stderr.contains("files matching a deny rule"), "masks are not dropped\n{out}");
+        for s in [ENV_SECRET, SSH_KEY, "HW-OUTSIDE-SECRET"] {
+            assert!(!out.all().contains(s), "{s} leaked\n{out}");
+        }
+        assert!(!sb.outside.join("new.txt").exists(), "{out}");
+        assert!(out.stdout.contains("ERR EPERM keyctl"), "seccomp is gone\n{out}");
+        assert_eq!(sb.read("made.txt").as_deref(), Some("made\n"));
+        std::fs::remove_file(sb.root.join("made.txt")).unwrap();
+    }
 }
 
 #[track_caller]
@@ -109,9 +147,9 @@ fn assert_remaining_layers_hold(sb: &Sandbox, out: &support::Out) {
     assert_eq!(sb.read("made.txt").as_deref(), Some("made\n"));
 }
 
-fn doctor(sb: &Sandbox, pin: Option<&str>, json_out: bool) -> support::Out {
+fn doctor(sb: &Sandbox, pin: Option<&str>, flags: &[&str], json_out: bool) -> support::Out {
     let mut c = sb.hullward();
-    c.arg("doctor");
+    c.arg("doctor").args(flags);
     if json_out {
         c.arg("--json");
     }
@@ -124,42 +162,61 @@ fn doctor(sb: &Sandbox, pin: Option<&str>, json_out: bool) -> support::Out {
 #[test]
 fn doctor_tells_the_truth_about_this_kernel_and_the_pin() {
     let sb = Sandbox::new();
-    // Asked independently: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION).
-    // SAFETY: the version query takes no pointer.
-    let kernel_abi = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, 0usize, 0usize, 1u32) };
-    assert_eq!(kernel_abi, 7, "this battery expects the project's kernel (Landlock ABI 7)");
-    let d = json(&doctor(&sb, None, true).expect_code(0).stdout);
+    let kernel_abi = kernel_abi();
+    let d = json(&doctor(&sb, None, &[], true).expect_code(0).stdout);
     assert_eq!(d["landlock"]["kernel_abi"], kernel_abi, "{d}");
-    assert_eq!(d["landlock"]["abi"], 7, "{d}");
+    assert_eq!(d["landlock"]["abi"], kernel_abi, "{d}");
     assert!(d["landlock"]["pinned"].is_null(), "{d}");
     assert_eq!(d["seccomp"], true, "{d}");
     assert_eq!(d["root"], true, "{d}");
-    for ns in ["user", "mount", "network"] {
+    // The probe really built the view: namespaces, a fresh /proc and a mask clone.
+    for ns in ["mount", "network", "fresh_proc", "masks"] {
         assert_eq!(d["namespaces"][ns], true, "{ns}: {d}");
     }
-    assert_eq!(d["cgroup"]["kill"], true, "{d}");
     assert!(d["cgroup"]["pids"].is_string(), "{d}");
+    assert!(d["cgroup"]["error"].is_null(), "{d}");
     assert_eq!(d["strict"]["can_run"], true, "{d}");
+    let held = |d: &serde_json::Value, promise: &str| {
+        d["promises"]
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["promise"] == promise))
+            .map(|p| p["held_by"].to_string())
+            .unwrap_or_else(|| panic!("no promise {promise}: {d}"))
+    };
+    assert!(held(&d, "deny inside the roots").contains("mount masks"), "{d}");
+    assert!(held(&d, "bounded processes").contains("pids"), "{d}");
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     assert_eq!(d["kernel"], kernel.trim(), "{d}");
 
-    let text = doctor(&sb, None, false);
-    assert!(text.stdout.contains("ABI 7") && text.stdout.contains("strict mode          can run"), "{text}");
+    let text = doctor(&sb, None, &[], false);
+    assert!(text.stdout.contains(&format!("ABI {kernel_abi}")), "{text}");
+    assert!(text.stdout.contains("strict mode          can run"), "{text}");
+    assert!(text.stdout.contains("no signals to host processes"), "{text}");
 
-    let d5 = json(&doctor(&sb, Some("5"), true).expect_code(0).stdout);
-    assert_eq!((d5["landlock"]["abi"].clone(), d5["landlock"]["pinned"].clone()), (5.into(), 5.into()));
-    assert_eq!(d5["landlock"]["kernel_abi"], 7);
-    assert_eq!(d5["strict"]["can_run"], false, "{d5}");
-    let missing = d5["strict"]["missing"].to_string();
-    assert!(missing.contains("Landlock ABI 6") && missing.contains("pinned to 5"), "{d5}");
-    let feats = d5["landlock"]["features"].to_string();
-    assert!(!feats.contains("scopes") && feats.contains("device ioctl"), "{d5}");
-    let text5 = doctor(&sb, Some("5"), false);
-    assert!(text5.stdout.contains("REFUSES (exit 3)"), "{text5}");
-
-    let d0 = json(&doctor(&sb, Some("0"), true).expect_code(0).stdout);
-    assert_eq!(d0["landlock"]["abi"], 0, "{d0}");
-    assert_eq!(d0["strict"]["can_run"], false, "{d0}");
+    for abi in lower_pins() {
+        let n: i64 = abi.parse().unwrap();
+        let dp = json(&doctor(&sb, Some(&abi), &[], true).expect_code(0).stdout);
+        assert_eq!((dp["landlock"]["abi"].clone(), dp["landlock"]["pinned"].clone()), (n.into(), n.into()));
+        assert_eq!(dp["landlock"]["kernel_abi"], kernel_abi);
+        // Namespaces hold every promise whatever the ABI.
+        assert_eq!(dp["strict"]["can_run"], true, "{dp}");
+        assert!(held(&dp, "no signals to host processes").contains("PID namespace"), "{dp}");
+        assert!(!held(&dp, "no signals to host processes").contains("Landlock"), "{dp}");
+        // Without a network namespace, the scopes were the only layer.
+        let host = json(&doctor(&sb, Some(&abi), &["--net", "host"], true).expect_code(0).stdout);
+        assert_eq!(host["strict"]["can_run"], false, "{host}");
+        let missing = host["strict"]["missing"].to_string();
+        assert!(
+            missing.contains("no abstract sockets of the host")
+                && missing.contains(&format!("pinned to {abi}")),
+            "{host}"
+        );
+        let text = doctor(&sb, Some(&abi), &["--net", "host"], false);
+        assert!(
+            text.stdout.contains("REFUSES (exit 3)") && text.stdout.contains("would supply it"),
+            "{text}"
+        );
+    }
 }
 
 #[test]

@@ -864,6 +864,20 @@ mod tests {
     }
 
     #[test]
+    fn every_stage_the_child_can_report_decodes() {
+        for (code, stage) in Stage::ALL.iter().enumerate() {
+            assert_eq!(*stage as u32, code as u32 + 1, "the codes are dense: {stage:?}");
+            let err = StepError { stage: *stage, index: 7, errno: Errno(libc::EPERM) };
+            assert_eq!(StepError::decode(&err.encode()), Some(err), "{stage:?}");
+            assert!(!stage.describe().is_empty());
+        }
+        let past = StepError { stage: Stage::Init, index: 0, errno: Errno(1) }.encode();
+        let mut unknown = past;
+        unknown[..4].copy_from_slice(&(Stage::ALL.len() as u32 + 1).to_le_bytes());
+        assert_eq!(StepError::decode(&unknown), None);
+    }
+
+    #[test]
     fn mount_failures_name_their_path() {
         let rec = Recorder { fail_at: Some("move_mount 101 /tmp/usr"), ..Default::default() };
         let ops = ops();

@@ -334,8 +334,18 @@ pub fn missing_features(policy: &Policy, kernel: &KernelSupport) -> Vec<Missing>
 }
 
 /// Behaviour that differs on this machine although every promise holds.
-fn notes(kernel: &KernelSupport, landlock: bool) -> Vec<String> {
+fn notes(kernel: &KernelSupport, landlock: bool, yolo: bool) -> Vec<String> {
     let mut out = Vec::new();
+    if !landlock && !yolo {
+        let pinned = kernel
+            .landlock_pin
+            .map(|p| format!(", pinned to {p} by HULLWARD_LANDLOCK_ABI"))
+            .unwrap_or_default();
+        out.push(format!(
+            "Landlock is not used (ABI {} on this kernel{pinned}): the other layers hold the promises without its second line",
+            kernel.landlock_kernel_abi
+        ));
+    }
     if landlock && kernel.landlock_abi == 1 {
         out.push("Landlock ABI 1: renaming or linking a file into another directory fails with EXDEV (ABI 2 lifts this)".into());
     }
@@ -526,7 +536,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
             }
         });
 
-    let notes = notes(kernel, landlock.is_some());
+    let notes = notes(kernel, landlock.is_some(), yolo);
     let seccomp = (!yolo && kernel.seccomp).then_some(match (policy.sandbox.network, net) {
         (_, NetPlan::Proxy { .. }) => SocketPolicy::UnixAndTcp,
         (NetMode::Host, _) => SocketPolicy::Any,
@@ -749,11 +759,14 @@ impl SandboxPlan {
             "cgroup": {
                 "processes": self.processes,
                 "memory_bytes": self.memory,
+                "cpu": self.cpu_millis.map(|m| m as f64 / 1000.0),
                 "kill": if self.kernel.cgroups.can_kill_tree() { "cgroup.kill" } else { "subreaper + /proc walk" },
             },
             "timeout": self.timeout.map(crate::policy::duration::format),
             "output_bytes": self.output_cap,
-            "dropped": self.dropped.iter().map(|m| json!({"feature": m.feature, "consequence": m.consequence})).collect::<Vec<_>>(),
+            "dropped": self.dropped.iter().map(|m| json!({"promise": m.promise, "feature": m.feature, "consequence": m.consequence, "remedy": m.remedy})).collect::<Vec<_>>(),
+            "promises": self.promises.iter().map(|p| json!({"promise": p.promise, "held_by": p.held_by()})).collect::<Vec<_>>(),
+            "notes": self.notes,
             "yolo": self.yolo,
         })
     }

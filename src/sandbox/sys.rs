@@ -496,10 +496,27 @@ pub fn spawn_child(
     cgroup_fd: Option<RawFd>,
     namespaces: i32,
 ) -> std::io::Result<(libc::pid_t, std::os::fd::OwnedFd)> {
-    plan.join_v2_cgroup = !clone3_works();
+    let mut forked = None;
+    if clone3_works() {
+        // SAFETY: as below.
+        match unsafe { clone3(cgroup_fd, namespaces) } {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                CLONE3_MISSING.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            other => forked = Some(other?),
+        }
+    }
+    let forked = match forked {
+        Some(f) => f,
+        None => {
+            plan.join_v2_cgroup = true;
+            // SAFETY: as below.
+            unsafe { clone_legacy(namespaces)? }
+        }
+    };
     // SAFETY: in the child branch only `child::run` executes, which makes raw system calls on the
     // prepared plan and never allocates, locks or returns (it execs or `_exit`s).
-    match unsafe { fork_into(cgroup_fd, namespaces)? } {
+    match forked {
         Forked::Child => super::child::run(&RealSys, plan),
         Forked::Parent { pid, pidfd } => Ok((pid, pidfd)),
     }

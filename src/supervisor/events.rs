@@ -41,7 +41,7 @@ impl Events {
             "network": match plan.net { NetPlan::Isolated => "none", NetPlan::Proxy { .. } => "proxy", NetPlan::Host => "host" },
             "masks": plan.snapshot.masks.len(),
             "landlock_abi": plan.landlock.as_ref().map(|l| l.abi),
-            "dropped": plan.dropped.iter().map(|m| json!({"feature": m.feature, "consequence": m.consequence})).collect::<Vec<_>>(),
+            "dropped": plan.dropped.iter().map(|m| json!({"promise": m.promise, "feature": m.feature, "consequence": m.consequence})).collect::<Vec<_>>(),
             "yolo": plan.yolo,
         }));
     }

@@ -293,6 +293,9 @@ fn announce(plan: &SandboxPlan, events: &Events) {
     for m in &plan.dropped {
         events.say(&format!("hullward: --no-strict: running without {}: {}", m.feature, m.consequence));
     }
+    for note in &plan.notes {
+        events.say(&format!("hullward: note: {note}"));
+    }
     events.start(plan);
 }
 

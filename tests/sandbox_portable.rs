@@ -1,0 +1,223 @@
+//! Real-kernel battery for the machines hullward's users have: a container's seccomp profile
+//! (`clone3` answered with ENOSYS, namespace creation refused), and the CPU limit.
+//!
+//! The container is reproduced by a small wrapper (compiled here) that installs the relevant part
+//! of Docker's default seccomp profile and then `exec`s hullward — the same filter a process in a
+//! default Docker container lives under.
+
+#[path = "support/sandbox.rs"]
+mod support;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use support::{Bg, Sandbox};
+
+const ENV_SECRET: &str = "HW-DOTENV-SECRET-portable";
+
+/// `docker-like MODE PROGRAM ARGS…`: MODE `enosys` answers `clone3` with ENOSYS (Docker's default
+/// profile); `nons` also refuses `unshare` and `clone` with namespace flags with EPERM, as that
+/// profile does for a container without CAP_SYS_ADMIN.
+const WRAPPER: &str = r#"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define NS (CLONE_NEWNS|CLONE_NEWUTS|CLONE_NEWIPC|CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWCGROUP)
+#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    struct sock_filter enosys[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+        RET(SECCOMP_RET_ERRNO | ENOSYS),
+        RET(SECCOMP_RET_ALLOW),
+    };
+    struct sock_filter nons[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+        RET(SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 0, 1),
+        RET(SECCOMP_RET_ERRNO | EPERM),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, NS, 0, 1),
+        RET(SECCOMP_RET_ERRNO | EPERM),
+        RET(SECCOMP_RET_ALLOW),
+    };
+    int ns = strcmp(argv[1], "nons") == 0;
+    struct sock_fprog prog = ns ? (struct sock_fprog){ sizeof nons / sizeof nons[0], nons }
+                                : (struct sock_fprog){ sizeof enosys / sizeof enosys[0], enosys };
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) { perror("seccomp"); return 2; }
+    execv(argv[2], argv + 2);
+    perror("execv");
+    return 2;
+}
+"#;
+
+fn wrapper(sb: &Sandbox) -> PathBuf {
+    let exe = sb.base.join("docker-like");
+    support::compile_c(WRAPPER, &exe);
+    exe
+}
+
+fn workspace() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write(".env", &format!("{ENV_SECRET}\n"));
+    sb.write("config.txt", "HW-CONFIG-OK\n");
+    sb
+}
+
+/// `hullward run FLAGS -- sh -c SCRIPT` under the wrapper in `mode`.
+fn contained(sb: &Sandbox, mode: &str, flags: &[&str], script: &str) -> support::Out {
+    let mut c = sb.hullward();
+    c.arg("run").args(flags).arg("--").args(["sh", "-c", script]);
+    let mut w = std::process::Command::new(wrapper(sb));
+    w.arg(mode).arg(c.get_program()).args(c.get_args()).current_dir(&sb.root).stdin(Stdio::null());
+    w.env_clear();
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            w.env(k, v);
+        }
+    }
+    support::output(&mut w)
+}
+
+#[test]
+fn without_clone3_the_child_is_cloned_and_still_joins_its_cgroup() {
+    let sb = workspace();
+    // The wrapper's filter is real: clone3 is ENOSYS under it, and plain fork still works.
+    let control = contained(&sb, "enosys", &["--yolo"], "echo yolo-ran");
+    control.expect_code(0);
+    assert!(control.stdout.contains("yolo-ran"), "{control}");
+
+    let out = contained(&sb, "enosys", &[], "cat .env; cat config.txt; cat /proc/self/cgroup; echo pid=$$");
+    out.expect_code(0);
+    assert!(!out.all().contains(ENV_SECRET), "the mask is gone\n{out}");
+    assert!(out.stdout.contains("HW-CONFIG-OK"), "{out}");
+    // Seen from the host while a call runs: its processes are in the call's own cgroup.
+    let mark = sb.base.join("in-call");
+    let mut c = sb.hullward();
+    let script = format!("echo go > {}; exec sleep 5.75", sb.root.join("started").display());
+    c.arg("run").arg("--").args(["sh", "-c", &script]);
+    let mut w = std::process::Command::new(wrapper(&sb));
+    w.arg("enosys").arg(c.get_program()).args(c.get_args()).current_dir(&sb.root);
+    w.env_clear()
+        .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut call = Bg::spawn(&mut w);
+    support::wait_file(&sb.root.join("started"), Duration::from_secs(10));
+    let sleeper = sleeper("5.75");
+    let cgroups: Vec<String> =
+        std::fs::read_to_string(format!("/proc/{sleeper}/cgroup")).into_iter().collect();
+    let _ = call.terminate(Duration::from_secs(5));
+    let _ = std::fs::remove_file(mark);
+    assert!(
+        cgroups.iter().any(|c| c.lines().any(|l| l.starts_with("0::") && l.contains("/hullward/call-"))),
+        "the call's process is not in its cgroup v2 leaf: {cgroups:?}"
+    );
+}
+
+#[test]
+fn refused_namespaces_are_a_strict_refusal_and_no_strict_says_what_it_dropped() {
+    let sb = workspace();
+    let out = contained(&sb, "nons", &[], "echo RAN > ran.txt");
+    out.expect_code(3);
+    assert!(!sb.exists("ran.txt"), "{out}");
+    assert!(out.stderr.contains("creating the call's namespaces: Operation not permitted"), "{out}");
+    assert!(out.stderr.contains("to allow them:"), "{out}");
+
+    // --no-strict: the probe finds the namespaces refused; the call runs without them and says
+    // which promise is weaker; what Landlock and seccomp hold still holds.
+    let outside = sb.outside.join("new.txt");
+    let script =
+        format!("cat config.txt; echo x > {}; echo made > made.txt && echo WROTE", outside.display());
+    let out = contained(&sb, "nons", &["--no-strict"], &script);
+    out.expect_code(0);
+    assert!(out.stderr.contains("--no-strict: running without"), "{out}");
+    assert!(out.stderr.contains("files matching a deny rule inside the roots are readable"), "{out}");
+    assert!(out.stdout.contains("HW-CONFIG-OK") && out.stdout.contains("WROTE"), "{out}");
+    assert!(!outside.exists(), "Landlock no longer holds the writes outside\n{out}");
+    assert_eq!(sb.read("made.txt").as_deref(), Some("made\n"));
+}
+
+#[test]
+fn cpu_limit_lands_in_the_calls_cgroup() {
+    let sb = workspace();
+    let cfg = sb.config("Sandbox:\n  Limits:\n    Cpu: 0.5\n");
+    let mut c = sb.hullward();
+    let script = format!("echo go > {}; exec sleep 6.25", sb.root.join("started").display());
+    c.arg("--config").arg(&cfg).arg("run").arg("--").args(["sh", "-c", &script]);
+    c.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut call = Bg::spawn(&mut c);
+    support::wait_file(&sb.root.join("started"), Duration::from_secs(10));
+    let pid = sleeper("6.25");
+    let quota = cpu_quota(pid);
+    let _ = call.terminate(Duration::from_secs(5));
+    assert_eq!(quota.as_deref(), Some("50000 100000"), "the CPU limit is not in the call's cgroup");
+
+    // The neighbour: without Limits.Cpu the call's CPU time is unbounded.
+    let mut c = sb.hullward();
+    let script = format!("echo go > {}; exec sleep 6.5", sb.root.join("started2").display());
+    c.arg("run").arg("--").args(["sh", "-c", &script]).stdout(Stdio::null()).stderr(Stdio::null());
+    let mut call = Bg::spawn(&mut c);
+    support::wait_file(&sb.root.join("started2"), Duration::from_secs(10));
+    let pid = sleeper("6.5");
+    let quota = cpu_quota(pid);
+    let _ = call.terminate(Duration::from_secs(5));
+    assert!(quota.as_deref().is_none_or(|q| q.starts_with("max") || q.starts_with("-1")), "{quota:?}");
+
+    // And a CPU limit that is no number of CPUs is a configuration error.
+    let bad = sb.config("Sandbox:\n  Limits:\n    Cpu: 0\n");
+    let mut c = sb.hullward();
+    c.arg("--config").arg(&bad).arg("validate");
+    let out = support::output(&mut c);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.all().contains("Cpu"), "{out}");
+}
+
+/// The host pid of the call's `sleep` whose command line contains `needle` (not hullward's, whose
+/// arguments contain it too).
+fn sleeper(needle: &str) -> i32 {
+    let comm = |pid: &i32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    for _ in 0..500 {
+        if let Some(pid) =
+            support::processes_matching(needle).into_iter().find(|pid| comm(pid).trim() == "sleep")
+        {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("no sleep process for {needle}")
+}
+
+/// The CFS quota of `pid`'s cgroup, as `QUOTA PERIOD` (v2 `cpu.max`, or the v1 pair).
+fn cpu_quota(pid: i32) -> Option<String> {
+    let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.is_empty() {
+            let max = std::fs::read_to_string(format!("/sys/fs/cgroup{path}/cpu.max"))
+                .or_else(|_| std::fs::read_to_string(format!("/sys/fs/cgroup/unified{path}/cpu.max")));
+            if let Ok(m) = max {
+                return Some(m.trim().to_string());
+            }
+        } else if controllers.split(',').any(|c| c == "cpu") {
+            let dir = format!("/sys/fs/cgroup/{controllers}{path}");
+            let quota = std::fs::read_to_string(format!("{dir}/cpu.cfs_quota_us")).ok()?;
+            let period = std::fs::read_to_string(format!("{dir}/cpu.cfs_period_us")).ok()?;
+            return Some(format!("{} {}", quota.trim(), period.trim()));
+        }
+    }
+    None
+}
