@@ -64,7 +64,7 @@ impl Sys for Inert {
     fn unshare(&self, _: i32) -> SysResult<()> {
         Ok(())
     }
-    fn setns(&self, _: RawFd, _: i32) -> SysResult<()> {
+    fn hand_back_listener(&self, _: RawFd, _: u16) -> SysResult<()> {
         Ok(())
     }
     fn open(&self, _: &CStr, _: i32, _: u32) -> SysResult<RawFd> {
@@ -192,7 +192,7 @@ fn the_child_sequence_does_not_allocate() {
         userns_at_clone: false,
         parent_death: true,
         init: true,
-        netns_fd: Some(9),
+        egress: Some((9, 3128)),
         loopback_up: true,
         mount_ops: &ops,
         slots: vec![-1, -1],

@@ -27,7 +27,7 @@ pub enum Stage {
     CloseFds = 4,
     Rlimit = 5,
     Unshare = 6,
-    Setns = 7,
+    Egress = 7,
     Loopback = 8,
     Mount = 9,
     Chdir = 10,
@@ -55,7 +55,7 @@ impl Stage {
         Stage::CloseFds,
         Stage::Rlimit,
         Stage::Unshare,
-        Stage::Setns,
+        Stage::Egress,
         Stage::Loopback,
         Stage::Mount,
         Stage::Chdir,
@@ -86,7 +86,7 @@ impl Stage {
             Stage::CloseFds => "closing inherited descriptors",
             Stage::Rlimit => "setting resource limits",
             Stage::Unshare => "creating namespaces",
-            Stage::Setns => "entering the network namespace",
+            Stage::Egress => "binding the egress proxy's listener",
             Stage::Loopback => "bringing up loopback",
             Stage::Mount => "building the filesystem view",
             Stage::Chdir => "entering the working directory",
@@ -265,8 +265,9 @@ pub struct ChildPlan<'a> {
     /// This process is PID 1 of a new PID namespace: fork, exec the program in the child, and
     /// stay behind as its init.
     pub init: bool,
-    /// A network namespace prepared by the parent to enter instead of creating one.
-    pub netns_fd: Option<RawFd>,
+    /// `--net proxy`: the channel on which to hand back the proxy's listener, and its port (see
+    /// [`super::egress`]).
+    pub egress: Option<(RawFd, u16)>,
     /// Bring `lo` up (after creating a fresh network namespace).
     pub loopback_up: bool,
     /// The filesystem view, borrowed from the plan (built once, never copied per call).
@@ -417,11 +418,11 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError>
     if !plan.userns_at_clone {
         write_id_maps(sys, &plan.id_maps)?;
     }
-    if let Some(fd) = plan.netns_fd {
-        sys.setns(fd, libc::CLONE_NEWNET).map_err(at(Stage::Setns, 0))?;
-    }
     if plan.loopback_up {
         sys.loopback_up().map_err(at(Stage::Loopback, 0))?;
+    }
+    if let Some((chan, port)) = plan.egress {
+        sys.hand_back_listener(chan, port).map_err(at(Stage::Egress, 0))?;
     }
     for i in 0..plan.mount_ops.len() {
         mount_op(sys, plan, i).map_err(at(Stage::Mount, i))?;
@@ -651,8 +652,8 @@ mod tests {
         fn unshare(&self, _: i32) -> Result<(), Errno> {
             self.rec("unshare")
         }
-        fn setns(&self, _: RawFd, _: i32) -> Result<(), Errno> {
-            self.rec("setns")
+        fn hand_back_listener(&self, _: RawFd, _: u16) -> Result<(), Errno> {
+            self.rec("hand_back_listener")
         }
         fn open(&self, _: &CStr, _: i32, _: u32) -> Result<RawFd, Errno> {
             self.rec("open").map(|_| self.fd())
@@ -784,7 +785,7 @@ mod tests {
             userns_at_clone: false,
             parent_death: true,
             init: true,
-            netns_fd: None,
+            egress: Some((12, 3128)),
             loopback_up: true,
             mount_ops: ops,
             slots: vec![-1],
@@ -825,6 +826,7 @@ mod tests {
             "setrlimit",
             "unshare",
             "loopback_up",
+            "hand_back_listener",
             "mount /",
             "open_tree",
             "mount /tmp",

@@ -13,6 +13,7 @@
 
 pub mod cgroup;
 pub mod child;
+pub mod egress;
 pub mod env;
 pub mod etc;
 pub mod grants;

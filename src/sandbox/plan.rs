@@ -29,9 +29,6 @@ use super::sys;
 use super::view::{self, Source, ViewSpec, DEVICES, PRIVATE_TMPFS};
 use crate::policy::{NetMode, Policy};
 
-/// The port the egress proxy listens on inside the child's (otherwise empty) network namespace.
-pub const PROXY_PORT: u16 = 3128;
-
 /// One call to plan.
 #[derive(Debug, Clone)]
 pub struct Call {
@@ -240,12 +237,8 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
             promise: "network only through the proxy",
             layers: vec![layer(
                 "a network namespace whose only way out is the proxy",
-                ns_missing.clone().or_else(|| {
-                    (!kernel.privileged).then(|| {
-                        "the proxy's listener is bound in the call's network namespace only for root with CAP_SYS_ADMIN".to_string()
-                    })
-                }),
-                "run as root with CAP_SYS_ADMIN",
+                ns_missing.clone(),
+                ns_remedy.clone(),
             )],
             without: "network access through the proxy: the program gets no network at all".into(),
         }),
@@ -390,12 +383,11 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let net = match (has_ns, policy.sandbox.network) {
         (false, _) | (_, NetMode::Host) => NetPlan::Host,
         (true, NetMode::None) => NetPlan::Isolated,
-        (true, NetMode::Proxy) if kernel.privileged => NetPlan::Proxy { port: PROXY_PORT },
-        (true, NetMode::Proxy) => NetPlan::Isolated,
+        (true, NetMode::Proxy) => NetPlan::Proxy { port: super::egress::PROXY_PORT },
     };
 
     let mut proxy_env: Vec<(String, String)> = match net {
-        NetPlan::Proxy { port } => crate::proxy::child_env(port),
+        NetPlan::Proxy { port } => super::egress::child_env(port),
         _ => Vec::new(),
     };
     let home = mount_ns.then(|| child_home(policy));

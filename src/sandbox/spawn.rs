@@ -73,14 +73,15 @@ fn cstr(bytes: &[u8]) -> Result<CString, SpawnError> {
     CString::new(bytes).map_err(|_| SpawnError::Nul(String::from_utf8_lossy(bytes).into_owned()))
 }
 
-/// Starts the planned child. `netns` is a prepared network namespace to enter (proxy mode).
+/// Starts the planned child. `egress` is the channel of a [`super::egress::Pending`] (proxy mode),
+/// on which the child hands back the proxy's listener.
 pub fn spawn(
     plan: &SandboxPlan,
     stdio: Stdio,
     cgroup: Option<&CallCgroup>,
-    netns: Option<RawFd>,
+    egress: Option<RawFd>,
 ) -> Result<Spawned, SpawnError> {
-    start(plan, stdio, cgroup, netns, false)
+    start(plan, stdio, cgroup, egress, false)
 }
 
 /// A refusal seen by [`probe`]: the layer and the child's own words.
@@ -98,7 +99,9 @@ pub fn probe(plan: &SandboxPlan) -> Result<(), ProbeRefusal> {
     let fd = null.as_ref().map(AsRawFd::as_raw_fd);
     let stdio = Stdio { stdin: fd, stdout: fd, stderr: fd };
     let other = |cause: String| ProbeRefusal { layer: Layer::Namespaces, cause };
-    match start(plan, stdio, None, None, true) {
+    let pending = matches!(plan.net, NetPlan::Proxy { .. }).then(super::egress::Pending::open).transpose();
+    let pending = pending.map_err(|e| other(e.to_string()))?;
+    match start(plan, stdio, None, pending.as_ref().map(super::egress::Pending::child_end), true) {
         Ok(spawned) => match sys::wait(spawned.pidfd.as_raw_fd()) {
             Ok(0) => Ok(()),
             Ok(status) => Err(other(format!("the probe child ended with status {status}"))),
@@ -113,7 +116,7 @@ fn start(
     plan: &SandboxPlan,
     stdio: Stdio,
     cgroup: Option<&CallCgroup>,
-    netns: Option<RawFd>,
+    egress: Option<RawFd>,
     dry_run: bool,
 ) -> Result<Spawned, SpawnError> {
     let ruleset = plan.landlock.as_ref().map(landlock::create).transpose()?;
@@ -123,7 +126,7 @@ fn start(
 
     let mut keep = vec![err_write.as_raw_fd()];
     keep.extend(ruleset.as_ref().map(AsRawFd::as_raw_fd));
-    keep.extend(netns);
+    keep.extend(egress);
     let cgroup_procs = cgroup.map(CallCgroup::join_fds).unwrap_or_default();
     keep.extend(&cgroup_procs);
     let cgroup_v2_procs = cgroup.and_then(CallCgroup::v2_procs_fd);
@@ -151,9 +154,16 @@ fn start(
         id_maps.push((cstr(b"/proc/self/uid_map")?, format!("{uid} {uid} 1").into_bytes()));
         id_maps.push((cstr(b"/proc/self/gid_map")?, format!("{gid} {gid} 1").into_bytes()));
     }
-    if plan.net == NetPlan::Isolated || (matches!(plan.net, NetPlan::Proxy { .. }) && netns.is_none()) {
+    if plan.net != NetPlan::Host {
         unshare_flags |= libc::CLONE_NEWNET;
     }
+    let egress = match (plan.net, egress) {
+        (NetPlan::Proxy { port }, Some(chan)) => Some((chan, port)),
+        (NetPlan::Proxy { .. }, None) => {
+            return Err(SpawnError::Setup("planning the egress proxy: no channel".into()))
+        }
+        _ => None,
+    };
     let (mount_ops, slots) = match &plan.mounts {
         Some(v) => (v.ops.as_slice(), vec![-1; v.slots]),
         None => (&[][..], Vec::new()),
@@ -181,7 +191,7 @@ fn start(
         userns_at_clone: clone_namespaces & libc::CLONE_NEWUSER != 0,
         parent_death: true,
         init: plan.pid_ns,
-        netns_fd: netns,
+        egress,
         loopback_up: unshare_flags & libc::CLONE_NEWNET != 0,
         mount_ops,
         slots,
@@ -276,7 +286,7 @@ fn classify(plan: &SandboxPlan, ops: &[child::MountOp], step: &StepError) -> Spa
             SpawnError::Refused { layer: Layer::Masks, text }
         }
         Stage::Landlock if refusal => SpawnError::Refused { layer: Layer::Landlock, text },
-        Stage::Unshare | Stage::Setns | Stage::IdMap | Stage::Loopback | Stage::Mount if refusal => {
+        Stage::Unshare | Stage::IdMap | Stage::Loopback | Stage::Mount if refusal => {
             let hint = plan.kernel.namespace_remedy();
             SpawnError::Refused { layer: Layer::Namespaces, text: format!("{text}; to allow it: {hint}") }
         }

@@ -55,7 +55,10 @@ pub trait Sys {
     fn close(&self, fd: RawFd) -> SysResult<()>;
     fn close_range(&self, first: u32, last: u32) -> SysResult<()>;
     fn unshare(&self, flags: i32) -> SysResult<()>;
-    fn setns(&self, fd: RawFd, nstype: i32) -> SysResult<()>;
+    /// Binds and listens on `127.0.0.1:port` in the current network namespace and sends the
+    /// listening socket over the `SCM_RIGHTS` channel `chan`, then closes both (the egress proxy's
+    /// listener, see [`super::egress`]).
+    fn hand_back_listener(&self, chan: RawFd, port: u16) -> SysResult<()>;
     fn open(&self, path: &CStr, flags: i32, mode: u32) -> SysResult<RawFd>;
     fn mount(
         &self,
@@ -106,6 +109,107 @@ pub trait Sys {
 
 /// The real system calls.
 pub struct RealSys;
+
+/// `bind(127.0.0.1:port)` and `listen` on `sock` (a TCP socket).
+fn listen_loopback(sock: RawFd, port: u16) -> SysResult<()> {
+    let one: libc::c_int = 1;
+    let addr = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be() },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: `one` and `addr` live on this frame for the calls, their sizes are passed.
+    unsafe {
+        check(libc::setsockopt(
+            sock,
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        ))?;
+        check(libc::bind(
+            sock,
+            (&addr as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ))?;
+        check(libc::listen(sock, 1024))
+    }
+}
+
+/// Room for one descriptor in a control message (`CMSG_SPACE(sizeof(int))` on 64-bit Linux).
+const FD_CMSG_SPACE: usize = 24;
+
+/// A control-message buffer aligned like `struct cmsghdr`.
+#[repr(C, align(8))]
+struct FdCmsg([u8; FD_CMSG_SPACE]);
+
+/// Sends `fd` over the Unix socket `chan` with one byte of data (no allocation).
+fn send_fd(chan: RawFd, fd: RawFd) -> SysResult<()> {
+    let mut byte = [b'L'];
+    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    let mut control = FdCmsg([0; FD_CMSG_SPACE]);
+    // SAFETY: `msghdr` is plain old data; every pointer set below points into this frame, and the
+    // CMSG macros stay within `control`, whose length is passed.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.0.as_mut_ptr().cast();
+        msg.msg_controllen = FD_CMSG_SPACE as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+        check_long(libc::sendmsg(chan, &msg, libc::MSG_NOSIGNAL) as libc::c_long).map(drop)
+    }
+}
+
+/// Receives one descriptor sent by [`send_fd`] over `chan`.
+pub fn receive_fd(chan: RawFd) -> std::io::Result<std::os::fd::OwnedFd> {
+    let mut byte = [0u8];
+    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    let mut control = FdCmsg([0; FD_CMSG_SPACE]);
+    // SAFETY: as in `send_fd`; the descriptor read from the control message was just created for
+    // this process by the kernel and is owned by nothing else.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.0.as_mut_ptr().cast();
+        msg.msg_controllen = FD_CMSG_SPACE as _;
+        let n = libc::recvmsg(chan, &mut msg, libc::MSG_CMSG_CLOEXEC);
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if n == 0 || cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
+            return Err(std::io::Error::from_raw_os_error(libc::EPIPE));
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
+        Ok(<std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd))
+    }
+}
+
+/// A connected pair of `SOCK_SEQPACKET` Unix sockets, both close-on-exec.
+pub fn seqpacket_pair() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors the kernel writes.
+    if unsafe {
+        libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr())
+    } < 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    unsafe {
+        Ok((
+            <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fds[0]),
+            <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fds[1]),
+        ))
+    }
+}
 
 fn check(ret: libc::c_int) -> SysResult<()> {
     if ret < 0 {
@@ -203,9 +307,19 @@ impl Sys for RealSys {
         check(unsafe { libc::unshare(flags) })
     }
 
-    fn setns(&self, fd: RawFd, nstype: i32) -> SysResult<()> {
-        // SAFETY: `fd` is a namespace descriptor prepared by the parent.
-        check(unsafe { libc::setns(fd, nstype) })
+    fn hand_back_listener(&self, chan: RawFd, port: u16) -> SysResult<()> {
+        // SAFETY: a new socket owned by this function until it is closed below.
+        let sock = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        if sock < 0 {
+            return Err(Errno::last());
+        }
+        let result = listen_loopback(sock, port).and_then(|()| send_fd(chan, sock));
+        // SAFETY: `sock` and `chan` are this process's descriptors, each closed exactly once.
+        unsafe {
+            libc::close(sock);
+            libc::close(chan);
+        }
+        result
     }
 
     fn open(&self, path: &CStr, flags: i32, mode: u32) -> SysResult<RawFd> {
@@ -800,26 +914,6 @@ pub fn reap_any() -> Option<libc::pid_t> {
     let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
     (pid > 0).then_some(pid)
 }
-
-/// Creates a new network namespace in a fresh thread, brings its loopback up, runs `f` inside it,
-/// and returns `f`'s result with a descriptor of the namespace (for the child's `setns`).
-pub fn new_netns<T: Send + 'static>(
-    f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
-) -> std::io::Result<(std::os::fd::OwnedFd, T)> {
-    std::thread::spawn(move || {
-        // SAFETY: unshare only affects this new thread's network namespace.
-        if unsafe { libc::unshare(libc::CLONE_NEWNET) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        RealSys.loopback_up().map_err(|e| std::io::Error::from_raw_os_error(e.0))?;
-        let ns = std::fs::File::open("/proc/thread-self/ns/net")?;
-        let value = f()?;
-        Ok((std::os::fd::OwnedFd::from(ns), value))
-    })
-    .join()
-    .map_err(|_| std::io::Error::other("network namespace thread panicked"))?
-}
-
 /// Whether `path` carries the extended attribute `name` (`getxattr` with a zero-size buffer).
 pub fn has_xattr(path: &std::path::Path, name: &str) -> bool {
     use std::os::unix::ffi::OsStrExt;

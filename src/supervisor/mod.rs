@@ -23,18 +23,16 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::net::Ipv4Addr;
-
 use tokio::signal::unix::{signal, SignalKind};
-use tokio::sync::mpsc;
 
 use crate::audit::Subject;
 use crate::error::{code, Error};
 use crate::filter::{FileSecrets, FilterStats, OutputFilter, SecretSet};
 use crate::guard::{Decision, Verdict};
 use crate::policy::Policy;
-use crate::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
+use crate::proxy::ProxyEvent;
 use crate::sandbox::cgroup::CallCgroup;
+use crate::sandbox::egress::{self, Egress};
 use crate::sandbox::kernel::KernelSupport;
 use crate::sandbox::masks::{self, MaskKind};
 use crate::sandbox::plan::{self, Call, NetPlan, PlanError, SandboxPlan};
@@ -183,33 +181,30 @@ fn run_approved(
         .enable_all()
         .build()
         .map_err(|e| Error::Internal(format!("tokio runtime: {e}")))?;
-    let egress = match plan.net {
-        NetPlan::Proxy { port } => match start_egress(policy, &runtime, port) {
-            Ok(e) => Some(e),
-            Err(message) => {
-                return Ok(refuse(
-                    recorder,
-                    events,
-                    code::STRICT_REFUSED,
-                    "strict-refused",
-                    format!("hullward: strict mode refuses to run: {message}"),
-                ))
-            }
-        },
+    let pending = match plan.net {
+        NetPlan::Proxy { .. } => Some(egress::Pending::open().map_err(|e| Error::Internal(e.to_string()))?),
         _ => None,
     };
 
     let (out_r, out_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
     let (err_r, err_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
     let stdio = Stdio { stdin: None, stdout: Some(out_w.as_raw_fd()), stderr: Some(err_w.as_raw_fd()) };
-    let netns = egress.as_ref().map(|e| e.netns.as_raw_fd());
-    let spawned = match spawn::spawn(&plan, stdio, cgroup.as_ref(), netns) {
-        Ok(s) => s,
+    let spawned =
+        match spawn::spawn(&plan, stdio, cgroup.as_ref(), pending.as_ref().map(egress::Pending::child_end)) {
+            Ok(s) => s,
+            Err(e) => {
+                return Ok(refuse(recorder, events, e.exit_code(), "setup-failed", format!("hullward: {e}")))
+            }
+        };
+    drop((out_w, err_w));
+    let egress = match pending.map(|p| p.start(&policy.http, &runtime)).transpose() {
+        Ok(e) => e,
         Err(e) => {
-            return Ok(refuse(recorder, events, e.exit_code(), "setup-failed", format!("hullward: {e}")))
+            let _ = sys::pidfd_kill(spawned.pidfd.as_raw_fd(), libc::SIGKILL);
+            let _ = reap::kill_tree(cgroup.as_ref(), KILL_WAIT);
+            return Ok(refuse(recorder, events, code::INTERNAL, "setup-failed", format!("hullward: {e}")));
         }
     };
-    drop((out_w, err_w));
 
     let filter = OutputFilter::new(recorder.secrets(), policy);
     let streams = Streams { out: out_r, err: err_r, filter };
@@ -299,27 +294,6 @@ fn announce(plan: &SandboxPlan, events: &Events) {
     events.start(plan);
 }
 
-/// The egress proxy of one call: its network namespace (entered by the child), the running proxy
-/// and its event stream.
-struct Egress {
-    netns: OwnedFd,
-    proxy: ProxyHandle,
-    events: mpsc::Receiver<ProxyEvent>,
-}
-
-/// Creates the child's network namespace with the proxy's listener bound on its loopback, and
-/// starts the proxy on `runtime`. The error is the reason strict mode cannot run.
-fn start_egress(policy: &Policy, runtime: &tokio::runtime::Runtime, port: u16) -> Result<Egress, String> {
-    let _ = sys::raise_nofile_limit();
-    let (netns, listener) = sys::new_netns(move || std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)))
-        .map_err(|e| format!("cannot create the network namespace for the egress proxy: {e}"))?;
-    let (tx, events) = mpsc::channel(256);
-    let _entered = runtime.enter();
-    let proxy =
-        proxy::spawn(listener, ProxyConfig::new(policy.http.clone()), tx).map_err(|e| e.to_string())?;
-    Ok(Egress { netns, proxy, events })
-}
-
 /// The child's output pipes and the filter they pass through (one copy per stream).
 struct Streams {
     out: OwnedFd,
@@ -367,10 +341,7 @@ async fn supervise(
     let (mut out_done, mut err_done) = (false, false);
 
     let (proxy, mut egress_events) = match egress {
-        Some(Egress { netns, proxy, events }) => {
-            drop(netns);
-            (Some(proxy), Some(events))
-        }
+        Some(Egress { proxy, events }) => (Some(proxy), Some(events)),
         None => (None, None),
     };
     let end = loop {
