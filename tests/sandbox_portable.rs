@@ -221,3 +221,48 @@ fn cpu_quota(pid: i32) -> Option<String> {
     }
     None
 }
+
+/// `hullward FLAGS…` as uid/gid 65534 (a caller without any privilege), in `sb`'s root.
+fn as_nobody(sb: &Sandbox, args: &[&str]) -> support::Out {
+    let status = std::process::Command::new("chown").args(["-R", "65534:65534"]).arg(&sb.base).status();
+    assert!(status.is_ok_and(|s| s.success()), "chown failed");
+    let c = sb.hullward();
+    let mut w = std::process::Command::new("setpriv");
+    w.args(["--reuid", "65534", "--regid", "65534", "--clear-groups", "--"]).arg(c.get_program()).args(args);
+    w.env_clear()
+        .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(&sb.root)
+        .stdin(Stdio::null());
+    support::output(&mut w)
+}
+
+#[test]
+fn a_non_root_caller_gets_the_egress_proxy_in_its_own_network_namespace() {
+    let sb = workspace();
+    // A listener of the host: reachable from the host, never from the call.
+    let host = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = host.local_addr().unwrap().port();
+    let script = format!(
+        "echo proxy=$HTTP_PROXY; cat .env; python3 -c '
+import socket
+s = socket.create_connection((\"127.0.0.1\", 3128)); s.sendall(b\"GET http://hw-not-allowed.invalid/ HTTP/1.1\\r\\nHost: hw-not-allowed.invalid\\r\\n\\r\\n\")
+print(\"proxy says\", s.recv(12).decode())
+try:
+    socket.create_connection((\"127.0.0.1\", {port}), timeout=2); print(\"HOST REACHED\")
+except OSError as e:
+    print(\"host listener:\", e.errno)
+'"
+    );
+    let out = as_nobody(
+        &sb,
+        &["run", "--no-strict", "--timeout", "20s", "--net", "proxy", "--", "sh", "-c", &script],
+    );
+    out.expect_code(0);
+    assert!(out.stdout.contains("proxy=http://127.0.0.1:3128"), "{out}");
+    assert!(out.stdout.contains("proxy says HTTP/1.1"), "the proxy did not answer inside the call\n{out}");
+    assert!(!out.stdout.contains("HOST REACHED"), "{out}");
+    assert!(!out.all().contains(ENV_SECRET), "{out}");
+    // Only promises the machine cannot hold for this caller are dropped — never the network.
+    assert!(!out.stderr.contains("network access through the proxy"), "{out}");
+    drop(host);
+}
