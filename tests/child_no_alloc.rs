@@ -189,6 +189,7 @@ fn the_child_sequence_does_not_allocate() {
         rlimits: vec![(0, 1, 1), (1, 2, 2)],
         unshare_flags: libc::CLONE_NEWNS | libc::CLONE_NEWNET,
         id_maps: vec![(c("/proc/self/uid_map"), b"0 0 1".to_vec())],
+        ucount_limits: vec![(c("/proc/sys/user/max_inotify_instances"), b"64".to_vec())],
         userns_at_clone: false,
         parent_death: true,
         init: true,

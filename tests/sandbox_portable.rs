@@ -266,3 +266,31 @@ except OSError as e:
     assert!(!out.stderr.contains("network access through the proxy"), "{out}");
     drop(host);
 }
+
+/// Creates inotify instances until the kernel refuses; prints how many it got.
+const INOTIFY_HOG: &str = "python3 -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while libc.inotify_init() >= 0:
+    n += 1
+print(\"instances\", n, \"errno\", ctypes.get_errno())
+import time; time.sleep(float(__import__(\"sys\").argv[1]))
+' ";
+
+#[test]
+fn a_call_cannot_take_all_of_its_callers_inotify_instances() {
+    let sb = workspace();
+    let limit: usize =
+        std::fs::read_to_string("/proc/sys/fs/inotify/max_user_instances").unwrap().trim().parse().unwrap();
+    let out = as_nobody(
+        &sb,
+        &["run", "--no-strict", "--timeout", "20s", "--", "sh", "-c", &format!("{INOTIFY_HOG} 0")],
+    );
+    out.expect_code(0);
+    let got: usize =
+        out.stdout.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{out}"));
+    // The call hit its own namespace's limit (EMFILE), half of the caller's, not the caller's.
+    assert!(got > 0 && got <= limit / 2, "the call took {got} of {limit}\n{out}");
+    assert!(out.stdout.contains(&format!("errno {}", libc::EMFILE)), "{out}");
+}

@@ -44,11 +44,12 @@ pub enum Stage {
     IdMap = 21,
     ParentDeath = 22,
     Init = 23,
+    Ucounts = 24,
 }
 
 impl Stage {
     /// Every stage, so that each code the child can send decodes (a test checks the list).
-    pub const ALL: [Stage; 23] = [
+    pub const ALL: [Stage; 24] = [
         Stage::Setsid,
         Stage::Cgroup,
         Stage::Stdio,
@@ -72,6 +73,7 @@ impl Stage {
         Stage::IdMap,
         Stage::ParentDeath,
         Stage::Init,
+        Stage::Ucounts,
     ];
 
     pub fn from_u32(v: u32) -> Option<Stage> {
@@ -103,6 +105,7 @@ impl Stage {
             Stage::IdMap => "writing the user namespace's id maps",
             Stage::ParentDeath => "tying its life to the supervisor's",
             Stage::Init => "starting the PID namespace's init",
+            Stage::Ucounts => "limiting the user namespace's per-user counters",
         }
     }
 }
@@ -258,6 +261,10 @@ pub struct ChildPlan<'a> {
     /// when `unshare_flags` has `CLONE_NEWUSER`): `setgroups`, `uid_map`, `gid_map`, each
     /// (path, content).
     pub id_maps: Vec<(CString, Vec<u8>)>,
+    /// Per-user limits of the child's own user namespace (`/proc/sys/user/max_inotify_*`), each
+    /// (path, value): the kernel charges the child's inotify instances and watches to the
+    /// caller's counters too, so without these the child could take them all.
+    pub ucount_limits: Vec<(CString, Vec<u8>)>,
     /// The user namespace was created by `clone3`: write `id_maps` before anything else.
     pub userns_at_clone: bool,
     /// Die with the supervisor (`PR_SET_PDEATHSIG`), and exit at once if it is already gone.
@@ -396,6 +403,7 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError>
     sys.setsid().map_err(at(Stage::Setsid, 0))?;
     if plan.userns_at_clone {
         write_id_maps(sys, &plan.id_maps)?;
+        limit_ucounts(sys, &plan.ucount_limits)?;
     }
     if let (true, Some(fd)) = (plan.join_v2_cgroup, plan.cgroup_v2_procs) {
         sys.write(fd, b"0").map_err(at(Stage::Cgroup, plan.cgroup_procs.len()))?;
@@ -417,6 +425,7 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError>
     }
     if !plan.userns_at_clone {
         write_id_maps(sys, &plan.id_maps)?;
+        limit_ucounts(sys, &plan.ucount_limits)?;
     }
     if plan.loopback_up {
         sys.loopback_up().map_err(at(Stage::Loopback, 0))?;
@@ -446,6 +455,20 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError>
     sys.reset_signals().map_err(at(Stage::Signals, 0))?;
     for (i, program) in plan.seccomp.iter().enumerate() {
         sys.seccomp_install(program).map_err(at(Stage::Seccomp, i))?;
+    }
+    Ok(())
+}
+
+/// Writes the user namespace's own per-user limits (a kernel without one of them is skipped).
+fn limit_ucounts<S: Sys>(sys: &S, limits: &[(CString, Vec<u8>)]) -> Result<(), StepError> {
+    for (i, (path, value)) in limits.iter().enumerate() {
+        let fd = match sys.open(path, libc::O_WRONLY | libc::O_CLOEXEC, 0) {
+            Err(Errno(libc::ENOENT)) => continue,
+            other => other.map_err(at(Stage::Ucounts, i))?,
+        };
+        let written = sys.write(fd, value);
+        let _ = sys.close(fd);
+        written.map_err(at(Stage::Ucounts, i))?;
     }
     Ok(())
 }
@@ -782,6 +805,7 @@ mod tests {
             rlimits: vec![(crate::sandbox::sys::rlimit::NOFILE, 64, 64)],
             unshare_flags: libc::CLONE_NEWNS | libc::CLONE_NEWNET,
             id_maps: vec![],
+            ucount_limits: vec![],
             userns_at_clone: false,
             parent_death: true,
             init: true,

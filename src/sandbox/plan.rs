@@ -247,12 +247,23 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
     out.push(PromiseCheck {
         promise: "no signals to host processes",
         layers: vec![
-            layer("a PID namespace with its own /proc", proc_missing, ns_remedy.clone()),
+            layer("a PID namespace", ns_missing.clone(), ns_remedy.clone()),
             landlock(SCOPES_ABI, "signal scope"),
         ],
-        without:
-            "signal isolation: the program can signal the caller's other processes and sees them in /proc"
-                .into(),
+        without: "signal isolation: the program can signal the caller's other processes".into(),
+    });
+    out.push(PromiseCheck {
+        promise: "host processes hidden",
+        layers: vec![layer(
+            "a fresh /proc of the call's PID namespace",
+            proc_missing,
+            if kernel.refuses(Layer::FreshProc).is_some() && ns_missing.is_none() {
+                "an unmasked /proc (a container: `--security-opt systempaths=unconfined`), or root with CAP_SYS_ADMIN".to_string()
+            } else {
+                ns_remedy.clone()
+            },
+        )],
+        without: "the host's /proc (read-only): the program sees the caller's other processes, and the environment of those it may read".into(),
     });
     let (net_ns_missing, net_ns_remedy) = match policy.sandbox.network {
         NetMode::Host => (

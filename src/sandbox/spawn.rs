@@ -84,6 +84,14 @@ pub fn spawn(
     start(plan, stdio, cgroup, egress, false)
 }
 
+/// The caller's per-user limits and the child user namespace's own: the child gets half of each,
+/// so that it cannot take every inotify instance or watch of the caller (the kernel charges both
+/// levels).
+const UCOUNT_LIMITS: [(&str, &str); 2] = [
+    ("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/user/max_inotify_instances"),
+    ("/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches"),
+];
+
 /// A refusal seen by [`probe`]: the layer and the child's own words.
 #[derive(Debug, Clone)]
 pub struct ProbeRefusal {
@@ -135,6 +143,7 @@ fn start(
     let mut unshare_flags = 0;
     let mut clone_namespaces = 0;
     let mut id_maps = Vec::new();
+    let mut ucount_limits = Vec::new();
     if plan.mount_ns {
         unshare_flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWCGROUP;
     }
@@ -153,6 +162,13 @@ fn start(
         id_maps.push((cstr(b"/proc/self/setgroups")?, b"deny".to_vec()));
         id_maps.push((cstr(b"/proc/self/uid_map")?, format!("{uid} {uid} 1").into_bytes()));
         id_maps.push((cstr(b"/proc/self/gid_map")?, format!("{gid} {gid} 1").into_bytes()));
+        let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|v| v.trim().parse::<u64>().ok());
+        for (global, per_ns) in UCOUNT_LIMITS {
+            // The caller's own user namespace may be stricter than the global limit.
+            if let Some(max) = [read(global), read(per_ns)].into_iter().flatten().min() {
+                ucount_limits.push((cstr(per_ns.as_bytes())?, (max / 2).max(1).to_string().into_bytes()));
+            }
+        }
     }
     if plan.net != NetPlan::Host {
         unshare_flags |= libc::CLONE_NEWNET;
@@ -188,6 +204,7 @@ fn start(
         rlimits: plan.rlimits.clone(),
         unshare_flags,
         id_maps,
+        ucount_limits,
         userns_at_clone: clone_namespaces & libc::CLONE_NEWUSER != 0,
         parent_death: true,
         init: plan.pid_ns,
