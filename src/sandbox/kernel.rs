@@ -2,9 +2,12 @@
 //! and `explain`.
 //!
 //! [`KernelSupport::probe`] makes only cheap queries (the Landlock version syscall, `prctl`, a few
-//! `/proc` and `/sys` files, the cgroup mounts). Whether namespaces can really be created is proven
-//! by [`probe_namespaces`], which forks a throwaway child — `doctor` calls it; `run` does not pay
-//! for it and instead reports a namespace failure of the real child as a strict refusal.
+//! `/proc` and `/sys` files, the cgroup mounts, this process's capabilities and AppArmor label) and
+//! predicts from them which [`Layer`]s will be refused ([`KernelSupport::refused`]). What the
+//! kernel really does is proven by [`super::spawn::probe`], the call's own child steps in a
+//! throwaway child: `doctor` and `run --no-strict` run it and record what it saw refused with
+//! [`KernelSupport::refuse`]; strict `run` does not pay for it and reports a refusal of the real
+//! child as exit 3.
 
 use std::path::PathBuf;
 

@@ -4,12 +4,17 @@
 //! Order of use:
 //! 1. [`kernel::KernelSupport::probe_env`] — what this kernel can enforce (Landlock ABI, seccomp,
 //!    namespaces, cgroups);
-//! 2. [`plan::build`] — the [`plan::SandboxPlan`] for one call: strict-mode decision, program,
+//! 2. [`plan::build`] — the [`plan::SandboxPlan`] for one call: strict-mode decision promise by
+//!    promise ([`plan::promises`]; with `--no-strict`, a probe child first tries the plan and
+//!    what the machine refuses is dropped and reported), program,
 //!    environment ([`env`](mod@env)), the masks from the deny globs ([`masks`]), the filesystem view
 //!    ([`view`]), the Landlock rules ([`landlock`]), the seccomp policy ([`seccomp`]), limits;
-//! 3. [`cgroup::CallCgroup::create`] — the call's cgroups (process limit, tree kill);
-//! 4. [`spawn::spawn`] — kernel objects, `clone3`, and in the child [`child::run`], which applies
-//!    the plan with raw system calls in DESIGN.md's order and `exec`s.
+//! 3. [`cgroup::CallCgroup::create`] — the call's cgroups (process, memory and CPU limits, tree
+//!    kill);
+//! 4. [`egress::Pending::open`] for `--net proxy` — the channel the child hands its listener back on;
+//! 5. [`spawn::spawn`] — kernel objects, `clone3` (or `clone` where a seccomp profile refuses it),
+//!    and in the child [`child::run`], which applies the plan with raw system calls in DESIGN.md's
+//!    order and `exec`s; then [`egress::Pending::start`] runs the proxy on the child's listener.
 
 pub mod cgroup;
 pub mod child;

@@ -1,9 +1,12 @@
 //! `SandboxPlan`: everything a call's child needs, computed in the parent from the `Policy`, the
 //! call and the kernel's facts — and the place where strict mode decides.
 //!
-//! Order: [`build`] checks what the policy asks against [`KernelSupport`] (strict: refuse with
-//! [`PlanError::StrictRefused`], exit 3; `--no-strict`: drop the missing layer and record exactly
-//! what was given up in `dropped`) → resolves the program and the working directory → builds the
+//! Order: [`build`] evaluates each promise of the policy against [`KernelSupport`]
+//! ([`promises`]: the layers that would hold it and whether this machine enforces each; DESIGN.md's
+//! "promise by promise" table). A promise with no layer makes strict refuse with
+//! [`PlanError::StrictRefused`] (exit 3, naming the promise, the missing layers and what would
+//! supply them); `--no-strict` records it in `dropped` and, after a probe child has tried the plan
+//! ([`super::spawn::probe`]), drops every layer the machine refused as well → resolves the program and the working directory → builds the
 //! environment → walks the roots for the masks → describes the mount view, the Landlock rules, the
 //! seccomp policy, the limits. Nothing here touches the kernel's enforcement state; `spawn` turns
 //! the plan into kernel objects. `explain -- PROGRAM` prints a plan ([`SandboxPlan::to_json`]).
