@@ -99,7 +99,7 @@ fn without_clone3_the_child_is_cloned_and_still_joins_its_cgroup() {
     control.expect_code(0);
     assert!(control.stdout.contains("yolo-ran"), "{control}");
 
-    let out = contained(&sb, "enosys", &[], "cat .env; cat config.txt; cat /proc/self/cgroup; echo pid=$$");
+    let out = contained(&sb, "enosys", &[], "cat .env; cat config.txt");
     out.expect_code(0);
     assert!(!out.all().contains(ENV_SECRET), "the mask is gone\n{out}");
     assert!(out.stdout.contains("HW-CONFIG-OK"), "{out}");

@@ -462,8 +462,10 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError>
 /// Writes the user namespace's own per-user limits (a kernel without one of them is skipped).
 fn limit_ucounts<S: Sys>(sys: &S, limits: &[(CString, Vec<u8>)]) -> Result<(), StepError> {
     for (i, (path, value)) in limits.iter().enumerate() {
+        // A kernel without the limit, or a read-only /proc/sys (a container's): the child then
+        // shares the caller's limits, as it would without a user namespace.
         let fd = match sys.open(path, libc::O_WRONLY | libc::O_CLOEXEC, 0) {
-            Err(Errno(libc::ENOENT)) => continue,
+            Err(Errno(libc::ENOENT | libc::EROFS | libc::EACCES | libc::EPERM)) => continue,
             other => other.map_err(at(Stage::Ucounts, i))?,
         };
         let written = sys.write(fd, value);

@@ -611,12 +611,16 @@ pub fn spawn_child(
     namespaces: i32,
 ) -> std::io::Result<(libc::pid_t, std::os::fd::OwnedFd)> {
     let mut forked = None;
+    let mut clone3_refused = false;
     if clone3_works() {
         // SAFETY: as below.
         match unsafe { clone3(cgroup_fd, namespaces) } {
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
                 CLONE3_MISSING.store(true, std::sync::atomic::Ordering::Relaxed);
             }
+            // Some seccomp profiles answer every clone3 with EPERM: plain clone tells whether
+            // it was clone3 or the namespaces that were refused.
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => clone3_refused = true,
             other => forked = Some(other?),
         }
     }
@@ -625,7 +629,11 @@ pub fn spawn_child(
         None => {
             plan.join_v2_cgroup = true;
             // SAFETY: as below.
-            unsafe { clone_legacy(namespaces)? }
+            let f = unsafe { clone_legacy(namespaces)? };
+            if clone3_refused {
+                CLONE3_MISSING.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            f
         }
     };
     // SAFETY: in the child branch only `child::run` executes, which makes raw system calls on the
@@ -636,7 +644,7 @@ pub fn spawn_child(
     }
 }
 
-/// What [`fork_into`] returns.
+/// What [`clone3`] and [`clone_legacy`] return.
 enum Forked {
     /// In the parent: the child's pid and a pidfd for it.
     Parent { pid: libc::pid_t, pidfd: std::os::fd::OwnedFd },
@@ -650,25 +658,6 @@ static CLONE3_MISSING: std::sync::atomic::AtomicBool = std::sync::atomic::Atomic
 /// Whether `clone3` is usable here (as far as this process has seen).
 pub fn clone3_works() -> bool {
     !CLONE3_MISSING.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Forks with `clone3`, or with `clone` when `clone3` is unavailable (then `cgroup_fd` is not
-/// entered at creation: the child must join it itself).
-///
-/// # Safety
-/// As [`clone3`].
-unsafe fn fork_into(cgroup_fd: Option<RawFd>, namespaces: i32) -> std::io::Result<Forked> {
-    if clone3_works() {
-        // SAFETY: forwarded to the caller.
-        match unsafe { clone3(cgroup_fd, namespaces) } {
-            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
-                CLONE3_MISSING.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            other => return other,
-        }
-    }
-    // SAFETY: forwarded to the caller.
-    unsafe { clone_legacy(namespaces) }
 }
 
 /// `clone3` with fork semantics (`CLONE_PIDFD`, `SIGCHLD`), optionally straight into a cgroup v2
@@ -785,21 +774,6 @@ pub fn pidfd_kill(pidfd: RawFd, signal: i32) -> std::io::Result<()> {
         Err(std::io::Error::last_os_error())
     } else {
         Ok(())
-    }
-}
-
-/// Whether a throwaway child can `unshare(flags)`.
-pub fn probe_unshare(flags: i32) -> std::io::Result<bool> {
-    // SAFETY: the child only calls `unshare` and `_exit`, both async-signal-safe.
-    match unsafe { fork_into(None, 0)? } {
-        Forked::Child => {
-            // SAFETY: integer flags; `_exit` ends the throwaway child.
-            unsafe {
-                let ok = libc::unshare(flags) == 0;
-                libc::_exit(if ok { 0 } else { 1 })
-            }
-        }
-        Forked::Parent { pidfd, .. } => Ok(wait(std::os::fd::AsRawFd::as_raw_fd(&pidfd))? == 0),
     }
 }
 
