@@ -120,6 +120,8 @@ impl AuditLog {
 pub enum RecordKind {
     Decision,
     Call,
+    /// A protected path changed during a call, and what hullward did about it.
+    Quarantine,
 }
 
 impl RecordKind {
@@ -127,6 +129,7 @@ impl RecordKind {
         match self {
             RecordKind::Decision => "decision",
             RecordKind::Call => "call",
+            RecordKind::Quarantine => "quarantine",
         }
     }
 }
@@ -162,6 +165,23 @@ pub struct AuditRecord {
     pub filter: FilterStats,
     /// Enforcement that was asked for but could not be applied (`--no-strict`).
     pub dropped: Vec<String>,
+    /// For a [`RecordKind::Quarantine`] record: the protected path and what became of it.
+    pub protected: Option<ProtectedChange>,
+}
+
+/// A protected path created, changed or removed during a call, as the audit log records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtectedChange {
+    pub path: String,
+    /// `created`, `changed` or `vanished`.
+    pub change: String,
+    pub rule: String,
+    /// Where the changed entry was moved (`$HULLWARD_HOME/quarantine/CALL/…`).
+    pub quarantined_to: Option<String>,
+    /// Where the original was found and moved back from.
+    pub restored_from: Option<String>,
+    /// Why something could not be done.
+    pub error: Option<String>,
 }
 
 impl AuditRecord {
@@ -179,6 +199,25 @@ impl AuditRecord {
             duration_ms: None,
             filter: FilterStats::default(),
             dropped: Vec::new(),
+            protected: None,
+        }
+    }
+
+    /// A protected change found after the call `call_id`, stamped now.
+    pub fn quarantine(call_id: impl Into<String>, subject: Subject, change: ProtectedChange) -> AuditRecord {
+        AuditRecord {
+            time: SystemTime::now(),
+            call_id: call_id.into(),
+            kind: RecordKind::Quarantine,
+            subject,
+            verdict: None,
+            rule: Some(change.rule.clone()),
+            message: None,
+            exit_status: None,
+            duration_ms: None,
+            filter: FilterStats::default(),
+            dropped: Vec::new(),
+            protected: Some(change),
         }
     }
 
@@ -202,6 +241,7 @@ impl AuditRecord {
             duration_ms: Some(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)),
             filter,
             dropped: Vec::new(),
+            protected: None,
         }
     }
 
@@ -248,6 +288,18 @@ impl AuditRecord {
         }
         if !self.dropped.is_empty() {
             o.insert("dropped".into(), json!(self.dropped));
+        }
+        if let Some(p) = &self.protected {
+            o.insert(
+                "protected".into(),
+                json!({
+                    "path": p.path,
+                    "change": p.change,
+                    "quarantined_to": p.quarantined_to,
+                    "restored_from": p.restored_from,
+                    "error": p.error,
+                }),
+            );
         }
         Value::Object(o)
     }

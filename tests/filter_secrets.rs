@@ -6,7 +6,7 @@ use std::os::unix::fs::symlink;
 use std::time::{Duration, Instant};
 
 use filter_support::{env_with, policy, scratch, write};
-use hullward::filter::secrets::{SCAN_MAX_ENTRIES, SCAN_MAX_FILE_BYTES};
+use hullward::filter::secrets::{ReadBudget, SCAN_MAX_FILE_BYTES};
 use hullward::filter::{FileSecrets, OutputFilter, SecretCache, SecretSet};
 
 /// A PEM private key whose body lines are deterministic but look like base64.
@@ -81,16 +81,26 @@ fn the_scan_bounds_hold() {
 }
 
 #[test]
-fn a_root_with_too_many_entries_is_cut_short() {
-    let dir = scratch("secrets-entries");
+fn planted_protected_files_cannot_push_the_real_ones_out_of_the_read_budget() {
+    let dir = scratch("secrets-budget");
     let root = dir.join("work");
-    std::fs::create_dir_all(root.join("many")).unwrap();
-    for i in 0..=SCAN_MAX_ENTRIES {
-        std::fs::File::create(root.join(format!("many/{i}"))).unwrap();
+    std::fs::create_dir_all(root.join("deep/planted")).unwrap();
+    std::fs::write(root.join(".env"), "API_KEY=the-real-one-1234\n").unwrap();
+    let line = "API_KEY=planted-value-0000000000\n".repeat(4000);
+    for i in 0..40 {
+        std::fs::write(root.join(format!("deep/planted/.env.{i}")), &line).unwrap();
     }
     let env = env_with(&dir.join("home"), &[]);
-    let found = FileSecrets::scan(&policy(&root, &[], &env));
-    assert!(found.truncated);
+    let p = policy(&root, &[], &env);
+    let walk = hullward::sandbox::masks::scan_policy(&p, &p.roots()).unwrap();
+    let budget = ReadBudget { bytes: 300_000, ..ReadBudget::default() };
+    let found = FileSecrets::read_within(walk.secret_files(), &p, budget);
+    assert!(found.truncated > 0, "{found:?}");
+    let set = SecretSet::from_env_and_files(&BTreeMap::new(), &found);
+    assert!(set.contains(b"the-real-one-1234"), "the shallow, real file is read first");
+    // The whole set, as a call builds it, stays within the default budget.
+    let found = FileSecrets::scan(&p);
+    assert!(found.len() <= ReadBudget::default().values);
 }
 
 #[test]

@@ -64,6 +64,8 @@ pub struct DiffFilter {
     hiding: bool,
     /// The decoration (graph columns) of the header that started the hidden body.
     hide_decoration: Vec<u8>,
+    /// That header's colour sequences before `diff` ([`githeader::lead_escapes`]).
+    hide_lead: Vec<u8>,
     at: Position,
     held: Vec<u8>,
     bodies_hidden: u64,
@@ -88,6 +90,7 @@ impl DiffFilter {
             finder: Finder::new(b"diff --"),
             hiding: false,
             hide_decoration: Vec::new(),
+            hide_lead: Vec::new(),
             at: Position::LineStart,
             held: Vec::new(),
             bodies_hidden: 0,
@@ -272,10 +275,11 @@ impl DiffFilter {
     fn overflow(&mut self, head: &[u8], emit: &mut impl FnMut(&[u8])) {
         match githeader::classify(head) {
             Line::GitHeader { decoration, .. } | Line::CombinedHeader { decoration, .. }
-                if self.header_allowed(&decoration) =>
+                if self.header_allowed(&decoration, head) =>
             {
                 emit(head);
                 self.enter(Some(b"(header too long to read)".to_vec()), decoration, b"", emit);
+                self.hide_lead = githeader::lead_escapes(head).to_vec();
             }
             _ => self.flush(head, emit),
         }
@@ -294,6 +298,7 @@ impl DiffFilter {
             return;
         };
         self.hide_decoration = decoration;
+        self.hide_lead = githeader::lead_escapes(header).to_vec();
         let (before, after): (&[u8], &[u8]) = if header.ends_with(b"\r\n") {
             (b"", b"\r\n")
         } else if header.ends_with(b"\n") {
@@ -316,7 +321,7 @@ impl DiffFilter {
         let content = line.strip_suffix(b"\n").unwrap_or(line);
         let content = content.strip_suffix(b"\r").unwrap_or(content);
         match githeader::classify(content) {
-            Line::GitHeader { decoration, rest } if self.header_allowed(&decoration) => {
+            Line::GitHeader { decoration, rest } if self.header_allowed(&decoration, content) => {
                 let hidden_name = match header_paths(&rest) {
                     Readings::Paths(paths) => {
                         paths.iter().find(|p| self.protected.is_protected(p)).map(|p| shown_name(p))
@@ -325,7 +330,7 @@ impl DiffFilter {
                 };
                 Action::FileHeader { decoration, hidden_name }
             }
-            Line::CombinedHeader { decoration, rest } if self.header_allowed(&decoration) => {
+            Line::CombinedHeader { decoration, rest } if self.header_allowed(&decoration, content) => {
                 let path = combined_path(&rest);
                 let hidden_name = self.protected.is_protected(&path).then(|| shown_name(&path));
                 Action::FileHeader { decoration, hidden_name }
@@ -338,9 +343,12 @@ impl DiffFilter {
     }
 
     /// While hiding, a file header must sit in the same graph columns as the one that started the
-    /// hidden body (or in none): an indented body line is not a header.
-    fn header_allowed(&self, decoration: &[u8]) -> bool {
-        !self.hiding || decoration.is_empty() || decoration == self.hide_decoration.as_slice()
+    /// hidden body (or in none) — an indented body line is not a header — and be painted like it:
+    /// a `--color-words` body line has no `+`/`-`/space prefix, only its words' colour.
+    fn header_allowed(&self, decoration: &[u8], line: &[u8]) -> bool {
+        !self.hiding
+            || ((decoration.is_empty() || decoration == self.hide_decoration.as_slice())
+                && githeader::lead_escapes(line) == self.hide_lead.as_slice())
     }
 
     /// A commit header ends a hidden body when it is undecorated, or — in `--graph` output — when
@@ -513,5 +521,17 @@ commit 2222222222222222222222222222222222222222\nAuthor: A <a@example.com>\n\n  
         assert_eq!(shown_name(b"a/x\n.env"), b"\"x\\n.env\"");
         assert_eq!(shown_name(b"b/caf\xc3\xa9/.env"), "café/.env".as_bytes());
         assert_eq!(shown_name(b".env"), b".env");
+    }
+
+    #[test]
+    fn a_colour_words_body_line_is_not_a_header() {
+        let input = "\x1b[1mdiff --git a/.env b/.env\x1b[m\n\x1b[36m@@ -1 +1,3 @@\x1b[m\n\
+                     \x1b[32mdiff --git a/x b/x\x1b[m\nPLAIN=leak\ndiff --git a/z b/z\nPLAIN=leak\n\
+                     \x1b[1mdiff --git a/y b/y\x1b[m\nshown\n";
+        let want = "\x1b[1mdiff --git a/.env b/.env\x1b[m\n[content hidden: '.env' matches a FileSystem deny rule]\n\
+                    \x1b[1mdiff --git a/y b/y\x1b[m\nshown\n";
+        for cut in 0..input.len() {
+            assert_eq!(String::from_utf8(run(input.as_bytes(), &[cut])).unwrap(), want, "cut at {cut}");
+        }
     }
 }

@@ -124,6 +124,19 @@ pub fn decoration_len(line: &[u8]) -> Option<usize> {
     Some(i)
 }
 
+/// The colour sequences right before a line's first word, after its graph columns: git paints a
+/// file header in one colour (`color.diff.meta`) and the words of a `--color-words` body in
+/// others, so while a body is hidden only a line with the hiding header's lead can be the next
+/// header. Empty for an uncoloured line; the whole decoration when the line ends inside it.
+pub fn lead_escapes(line: &[u8]) -> &[u8] {
+    let end = decoration_len(line).unwrap_or(line.len());
+    let mut start = end;
+    while start > 0 && !is_graph_byte(line[start - 1]) {
+        start -= 1;
+    }
+    &line[start..end]
+}
+
 /// Length of the escape sequence at the start of `s` (CSI `ESC [ params final`, or a two-byte
 /// `ESC x`); `None` when `s` ends before it does.
 fn escape_len(s: &[u8]) -> Option<usize> {

@@ -7,10 +7,14 @@
 //! [`OutputFilter`](super::OutputFilter) and to the audit log; cloning it is cheap.
 //!
 //! Only values of at least [`MIN_SECRET_CHARS`] characters are kept (`true` or `3000` would mangle
-//! ordinary output). The file scan follows the seed's bounds: dependency directories
-//! ([`SKIPPED_DIRS`]) and symlinked directories are skipped, at most [`SCAN_MAX_DEPTH`] levels and
-//! [`SCAN_MAX_ENTRIES`] entries per root are looked at, and files over [`SCAN_MAX_FILE_BYTES`] are
-//! not read. Only regular files are opened (never a FIFO or a device a planted symlink points to).
+//! ordinary output). The protected files are the ones the sandbox's walk of the roots found
+//! ([`masks::scan_policy`]: same rules, same bounds, so `hullward filter` masks what `run` would).
+//! Reading them is bounded by a [`ReadBudget`] — bytes, values and time — that nothing in the
+//! roots can stretch: the home credential files are read first, then the protected files from
+//! the shallowest, and what does not fit is left unread (those files stay masked in the child's
+//! view; only their values are not searched for in the output) and counted in
+//! [`FileSecrets::truncated`]. Files over [`SCAN_MAX_FILE_BYTES`] are not read, and only regular
+//! files are opened (never a FIFO or a device a planted symlink points to).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -22,44 +26,39 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use walkdir::WalkDir;
-
 use super::mask::{Matcher, MARKER};
 use super::{extract, names};
 use crate::policy::Policy;
+use crate::sandbox::masks;
 
 /// Values shorter than this many characters are never masked.
 pub const MIN_SECRET_CHARS: usize = 8;
-/// Deepest directory level the scan looks at, below each root.
-pub const SCAN_MAX_DEPTH: usize = 8;
-/// Most directory entries looked at per root.
-pub const SCAN_MAX_ENTRIES: usize = 20_000;
 /// Largest file the scan reads.
 pub const SCAN_MAX_FILE_BYTES: u64 = 256 * 1024;
 /// How long a [`SecretCache`] reuses a scan: a protected file created since is picked up within it.
 pub const SCAN_CACHE_TTL: Duration = Duration::from_secs(10);
 
-/// Directories the scan never enters: dependencies, build output and version-control metadata.
-pub const SKIPPED_DIRS: &[&str] = &[
-    "node_modules",
-    "bower_components",
-    "vendor",
-    "bin",
-    "obj",
-    "target",
-    ".git",
-    ".hg",
-    ".svn",
-    ".venv",
-    "venv",
-    "__pycache__",
-    ".tox",
-    ".gradle",
-];
-
 /// Home credential files read unless `DenyCredentialFiles: false` (besides `~/.ssh/id_*`).
 pub const HOME_CREDENTIAL_FILES: &[&str] =
     &[".aws/credentials", ".netrc", "_netrc", ".pgpass", ".git-credentials"];
+
+/// How much reading the protected files may take, per call. A program can plant any number of
+/// protected files, so none of these grows with what is in the roots.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadBudget {
+    /// File content read, in total.
+    pub bytes: u64,
+    /// Candidate values kept, in total.
+    pub values: usize,
+    /// Wall time spent reading and extracting.
+    pub time: Duration,
+}
+
+impl Default for ReadBudget {
+    fn default() -> Self {
+        ReadBudget { bytes: 8 * 1024 * 1024, values: 20_000, time: Duration::from_secs(2) }
+    }
+}
 
 /// The values to mask, de-duplicated, each at least [`MIN_SECRET_CHARS`] long, compiled.
 #[derive(Clone, Default)]
@@ -180,8 +179,8 @@ pub struct FileSecrets {
     values: Vec<Vec<u8>>,
     /// Protected files read.
     pub files_read: usize,
-    /// Whether a root had more entries than the scan looks at.
-    pub truncated: bool,
+    /// Protected files left unread because the [`ReadBudget`] was spent.
+    pub truncated: usize,
 }
 
 impl fmt::Debug for FileSecrets {
@@ -195,61 +194,51 @@ impl fmt::Debug for FileSecrets {
 }
 
 impl FileSecrets {
-    /// Reads every file under the roots that a deny rule matches, and the home credential files.
+    /// Walks the roots as the sandbox does and reads every protected file found there, and the
+    /// home credential files. A root that cannot be walked contributes nothing (its files are
+    /// not readable by a sandboxed program either: the call refuses to run).
     pub fn scan(policy: &Policy) -> FileSecrets {
-        let mut found = FileSecrets::default();
-        if !policy.deny.is_empty() {
-            for root in policy.roots() {
-                found.scan_root(&root, policy);
+        let roots = policy.roots();
+        match masks::scan_policy(policy, &roots) {
+            Ok(snapshot) => FileSecrets::read_protected(snapshot.secret_files(), policy),
+            Err(e) => {
+                tracing::warn!("secret scan: {e}");
+                FileSecrets::read_protected(std::iter::empty(), policy)
             }
         }
-        found.read_home(policy);
-        found
     }
 
-    /// Reads protected entries already found by a walk of the roots (the sandbox's mask walk):
-    /// each file, the files inside each directory (within the scan's bounds), and the home
-    /// credential files — the same values as [`FileSecrets::scan`] without walking the roots again.
-    pub fn read_protected<'a>(
+    /// Reads protected files already found by a walk of the roots (the sandbox's walk), and the
+    /// home credential files, within the default [`ReadBudget`].
+    pub fn read_protected<'a>(files: impl IntoIterator<Item = &'a Path>, policy: &Policy) -> FileSecrets {
+        FileSecrets::read_within(files, policy, ReadBudget::default())
+    }
+
+    /// [`read_protected`](Self::read_protected) within `budget`: home credential files first,
+    /// then the protected files, shallowest first.
+    pub fn read_within<'a>(
         files: impl IntoIterator<Item = &'a Path>,
-        dirs: impl IntoIterator<Item = &'a Path>,
         policy: &Policy,
+        budget: ReadBudget,
     ) -> FileSecrets {
+        let mut files: Vec<&Path> = files.into_iter().collect();
+        files.sort_by_key(|f| (f.components().count(), *f));
+        files.dedup();
+        let home = home_files(policy);
+        let all: Vec<&Path> = home.iter().map(PathBuf::as_path).chain(files).collect();
         let mut found = FileSecrets::default();
-        for file in files {
-            found.read(file);
+        let mut reader = Reader { budget, bytes: 0, started: Instant::now() };
+        for (i, file) in all.iter().enumerate() {
+            if !reader.read(file, &mut found) {
+                found.truncated = all.len() - i;
+                tracing::warn!(
+                    unread = found.truncated,
+                    "secret scan: read budget spent; the values of the remaining protected files are not masked"
+                );
+                break;
+            }
         }
-        for dir in dirs {
-            found.scan_dir(dir);
-        }
-        found.read_home(policy);
         found
-    }
-
-    fn read_home(&mut self, policy: &Policy) {
-        if policy.deny_credential_files {
-            if let Some(home) = policy.home() {
-                for path in home_credential_files(home) {
-                    self.read(&path);
-                }
-            }
-        }
-    }
-
-    /// Reads every file inside a directory a deny rule covers as a whole.
-    fn scan_dir(&mut self, dir: &Path) {
-        let walker = WalkDir::new(dir).follow_links(false).max_depth(SCAN_MAX_DEPTH);
-        for (seen, entry) in walker.into_iter().enumerate() {
-            if seen >= SCAN_MAX_ENTRIES {
-                self.truncated = true;
-                return;
-            }
-            if let Ok(entry) = entry {
-                if entry.file_type().is_file() {
-                    self.read(entry.path());
-                }
-            }
-        }
     }
 
     /// How many candidate values were found (before the length threshold).
@@ -260,64 +249,57 @@ impl FileSecrets {
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
+}
 
-    fn scan_root(&mut self, root: &Path, policy: &Policy) {
-        let walker =
-            WalkDir::new(root).follow_links(false).max_depth(SCAN_MAX_DEPTH).into_iter().filter_entry(|e| {
-                !(e.depth() > 0 && e.file_type().is_dir() && is_skipped_dir(e.file_name()))
-            });
-        for (seen, entry) in walker.enumerate() {
-            if seen >= SCAN_MAX_ENTRIES {
-                tracing::warn!(
-                    root = %root.display(),
-                    "secret scan stopped after {SCAN_MAX_ENTRIES} entries; files beyond are not masked"
-                );
-                self.truncated = true;
-                return;
-            }
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => {
-                    tracing::debug!("secret scan: {e}");
-                    continue;
-                }
-            };
-            if entry.file_type().is_dir() {
-                continue;
-            }
-            let Ok(rel) = entry.path().strip_prefix(root) else { continue };
-            if policy.deny.match_covering(rel).is_some() {
-                self.read(entry.path());
-            }
-        }
+/// The home credential files a policy masks (none with `DenyCredentialFiles: false`).
+fn home_files(policy: &Policy) -> Vec<PathBuf> {
+    match policy.home() {
+        Some(home) if policy.deny_credential_files => home_credential_files(home),
+        _ => Vec::new(),
     }
+}
 
-    /// Reads one protected file and keeps its candidate values; a missing file is skipped, and one
-    /// that cannot be read is skipped and logged at debug level.
-    fn read(&mut self, path: &Path) {
-        match read_regular(path) {
+/// Reads protected files one after the other until the budget is spent.
+struct Reader {
+    budget: ReadBudget,
+    bytes: u64,
+    started: Instant,
+}
+
+impl Reader {
+    /// Reads one protected file and keeps its candidate values; false (nothing read) once the
+    /// budget is spent. A missing file is skipped, and one that cannot be read is skipped and
+    /// logged at debug level.
+    fn read(&mut self, path: &Path, found: &mut FileSecrets) -> bool {
+        if self.bytes >= self.budget.bytes
+            || found.values.len() >= self.budget.values
+            || self.started.elapsed() >= self.budget.time
+        {
+            return false;
+        }
+        let left = self.budget.bytes - self.bytes;
+        match read_regular(path, left.min(SCAN_MAX_FILE_BYTES)) {
             Ok(Some(content)) => {
+                self.bytes += content.len() as u64;
                 let name = path.file_name().map(OsStrExt::as_bytes).unwrap_or_default();
-                self.values.extend(extract::from_file(name, &content));
-                self.files_read += 1;
+                let room = self.budget.values - found.values.len();
+                found.values.extend(extract::from_file(name, &content).into_iter().take(room));
+                found.files_read += 1;
             }
             Ok(None) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => tracing::debug!(path = %path.display(), "secret scan cannot read: {e}"),
         }
+        true
     }
 }
 
-fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
-    name.to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n))
-}
-
-/// The content of `path` when it is a regular file (symlinks followed) of at most
-/// [`SCAN_MAX_FILE_BYTES`]; `None` for anything else. Opened non-blocking and checked again after
-/// opening, so a FIFO or device swapped in cannot stall or trigger anything.
-fn read_regular(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+/// The content of `path` when it is a regular file (symlinks followed) of at most `max` bytes;
+/// `None` for anything else. Opened non-blocking and checked again after opening, so a FIFO or
+/// device swapped in cannot stall or trigger anything.
+fn read_regular(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
     let meta = std::fs::metadata(path)?;
-    if !meta.is_file() || meta.len() > SCAN_MAX_FILE_BYTES {
+    if !meta.is_file() || meta.len() > max {
         return Ok(None);
     }
     let file = File::options()
@@ -328,8 +310,8 @@ fn read_regular(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
         return Ok(None);
     }
     let mut content = Vec::new();
-    file.take(SCAN_MAX_FILE_BYTES + 1).read_to_end(&mut content)?;
-    Ok((content.len() as u64 <= SCAN_MAX_FILE_BYTES).then_some(content))
+    file.take(max + 1).read_to_end(&mut content)?;
+    Ok((content.len() as u64 <= max).then_some(content))
 }
 
 /// `~/.ssh/id_*` private keys (not `*.pub`) and [`HOME_CREDENTIAL_FILES`].

@@ -82,6 +82,8 @@ pub const CREDENTIAL_FILE_GLOBS: &[&str] = &[
     "**/id_dsa",
     "**/id_ecdsa",
     "**/id_ed25519",
+    "**/id_ecdsa_sk",
+    "**/id_ed25519_sk",
     "**/.aws/credentials",
     "**/.netrc",
     "**/_netrc",
@@ -761,15 +763,13 @@ fn finish(
     }
 
     let home = req.env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let state_dir = match req.env.get("HULLWARD_HOME").filter(|h| !h.is_empty()) {
+        Some(h) => req.cwd.join(h),
+        None => home.clone().unwrap_or_else(|| PathBuf::from("/")).join(".hullward"),
+    };
     let audit_path = match &req.flags.audit {
         Some(p) => req.cwd.join(p),
-        None => {
-            let base = match req.env.get("HULLWARD_HOME").filter(|h| !h.is_empty()) {
-                Some(h) => PathBuf::from(h),
-                None => home.clone().unwrap_or_else(|| PathBuf::from("/")).join(".hullward"),
-            };
-            base.join("audit.jsonl")
-        }
+        None => state_dir.join("audit.jsonl"),
     };
     let mut env = acc.env.take().unwrap_or_default();
     env.dedup();
@@ -806,6 +806,7 @@ fn finish(
             hitl: req.flags.hitl.unwrap_or(req.stdin_is_tty),
             yolo: req.flags.yolo,
             audit_path,
+            state_dir,
             home,
         },
         sources,

@@ -237,6 +237,9 @@ pub struct Session {
     pub yolo: bool,
     /// The JSONL audit log.
     pub audit_path: PathBuf,
+    /// hullward's own state (`$HULLWARD_HOME`, default `~/.hullward`): the default audit log and
+    /// the quarantine.
+    pub state_dir: PathBuf,
     /// The caller's home directory (for `~` and the home credential files).
     pub home: Option<PathBuf>,
 }

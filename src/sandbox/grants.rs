@@ -8,10 +8,12 @@
 //! that does not exist yet cannot be created, and a new file matching a glob in a read-only
 //! directory cannot be created either; [`WriteGrants::notes`] says so for `explain`.
 //!
-//! Call [`compute`] once per plan, after the roots are known.
+//! Call [`compute`] once per plan, after the walk of the roots ([`masks::scan`]) has listed the
+//! files the write lists match: this module walks nothing itself.
 
 use std::path::{Path, PathBuf};
 
+use super::masks::Snapshot;
 use crate::policy::{GlobRules, Policy};
 
 /// The read-write places inside the read-only roots.
@@ -27,23 +29,20 @@ pub struct WriteGrants {
 /// "anything inside `dir`" when asking whether a list covers a whole directory.
 const INSIDE: &str = "\u{0}inside";
 
-/// Files examined when a pattern needs a walk.
-const MAX_ENTRIES: usize = 200_000;
-const MAX_DEPTH: usize = 64;
-
 /// Whether the policy restricts writes inside the roots at all.
 pub fn restricted(policy: &Policy) -> bool {
     !policy.write.is_empty() || policy.change_envelope.is_some()
 }
 
-/// The places both lists allow, under each root.
-pub fn compute(policy: &Policy, roots: &[PathBuf]) -> WriteGrants {
+/// The places both lists allow, under each root; `walked` is the walk of (at least) those roots.
+pub fn compute(policy: &Policy, roots: &[PathBuf], walked: &Snapshot) -> WriteGrants {
     let lists: Vec<&GlobRules> =
         [Some(&policy.write).filter(|w| !w.is_empty()), policy.change_envelope.as_ref()]
             .into_iter()
             .flatten()
             .collect();
     let mut out = WriteGrants::default();
+    out.files.extend(walked.write_matches.iter().filter(|f| roots.iter().any(|r| f.starts_with(r))).cloned());
     let allowed = |rel: &Path| lists.iter().all(|l| l.match_covering(rel).is_some());
     for root in roots {
         for list in &lists {
@@ -54,7 +53,6 @@ pub fn compute(policy: &Policy, roots: &[PathBuf]) -> WriteGrants {
                     None => (pattern, false),
                 };
                 if literal.contains(['*', '?', '[', '{', '\\']) {
-                    walk_matches(root, list, &allowed, &mut out);
                     continue;
                 }
                 let path = root.join(literal);
@@ -89,31 +87,6 @@ pub fn compute(policy: &Policy, roots: &[PathBuf]) -> WriteGrants {
     out
 }
 
-/// Every existing file under `root` that `list` matches and every list allows.
-fn walk_matches(root: &Path, list: &GlobRules, allowed: &dyn Fn(&Path) -> bool, out: &mut WriteGrants) {
-    let mut stack = vec![(PathBuf::new(), 0usize)];
-    let mut seen = 0usize;
-    while let Some((rel, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(root.join(&rel)) else { continue };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > MAX_ENTRIES {
-                out.notes
-                    .push(format!("stopped looking for write-granted files after {MAX_ENTRIES} entries"));
-                return;
-            }
-            let child = rel.join(entry.file_name());
-            match entry.file_type() {
-                Ok(ft) if ft.is_dir() && depth < MAX_DEPTH => stack.push((child, depth + 1)),
-                Ok(ft) if ft.is_file() && list.match_exact(&child).is_some() && allowed(&child) => {
-                    out.files.push(root.join(&child));
-                }
-                _ => {}
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +96,10 @@ mod tests {
         let cfg = root.join("h.yaml");
         std::fs::write(&cfg, yaml).unwrap();
         load(&LoadRequest { cwd: root.to_path_buf(), config: Some(cfg), ..Default::default() }).unwrap()
+    }
+
+    fn walk(p: &Policy, root: &Path) -> Snapshot {
+        crate::sandbox::masks::scan_policy(p, std::slice::from_ref(&root.to_path_buf())).unwrap()
     }
 
     fn tree() -> (tempfile::TempDir, PathBuf) {
@@ -141,7 +118,7 @@ mod tests {
     fn directories_files_and_globs() {
         let (_t, root) = tree();
         let p = policy(&root, "Security:\n  FileSystemPermissions:\n    Write: [docs/**, src/payments.go, '*.md', missing/**]\n");
-        let g = compute(&p, std::slice::from_ref(&root));
+        let g = compute(&p, std::slice::from_ref(&root), &walk(&p, &root));
         assert_eq!(g.dirs, vec![root.join("docs")]);
         assert_eq!(g.files, vec![root.join("README.md"), root.join("src/payments.go")]);
         assert_eq!(g.notes.len(), 1, "{:?}", g.notes);
@@ -154,7 +131,7 @@ mod tests {
             &root,
             "Security:\n  FileSystemPermissions:\n    Write: [src/**, tests/**]\n  ChangeEnvelope: [src/billing/**, tests/billing/**, docs/**]\n",
         );
-        let g = compute(&p, std::slice::from_ref(&root));
+        let g = compute(&p, std::slice::from_ref(&root), &walk(&p, &root));
         assert_eq!(g.dirs, vec![root.join("src/billing"), root.join("tests/billing")]);
         assert!(g.files.is_empty());
     }

@@ -1,25 +1,37 @@
-//! Expands the deny globs (and the write-protect globs) over the roots into what the child's view
-//! must cover: mount masks, read-only binds, and pinned ancestors.
+//! The one walk of the roots: expands the deny globs (and the write-protect globs) into what the
+//! child's view must cover — mount masks, read-only binds, pinned ancestors — and finds, on the
+//! way, what the other consumers need from the same tree: the files inside denied directories
+//! (secret discovery), the files a `Write` glob matches (write grants), the repositories.
 //!
 //! Landlock only grants; it cannot deny `.env` inside a granted workspace, nor forbid writing
 //! `.git/hooks` inside a writable one. So before each call the roots are walked once (symlinks
-//! never followed; in parallel once the tree is large; depth and entry count bounded) and:
+//! never followed; in parallel once the tree is large) and:
 //! * every file or directory a deny rule covers becomes a [`Mask`] — an empty read-only mode-000
 //!   file or directory mounted over it; a directory covered as a whole (`secrets/**`) is masked
-//!   once and not descended into; a denied *symlink* has its target masked when that target lies
-//!   inside a root or a writable directory (elsewhere it is not even in the child's view);
-//!   an anchored literal pattern reached through a symlinked directory (`link/secret.txt`) masks
-//!   the real path;
+//!   once (its files are listed for secret discovery, nothing in it is matched); a denied
+//!   *symlink* has its target masked when that target lies inside a root or a writable directory
+//!   (elsewhere it is not even in the child's view); an anchored literal pattern reached through a
+//!   symlinked directory (`link/secret.txt`) masks the real path;
 //! * every entry a write-protect rule covers (`.git/hooks`, `.git/config`, the policy's own
 //!   files inside a root) is bound read-only over itself;
+//! * hullward's own state (`$HULLWARD_HOME`, the audit log) inside a root is masked;
 //! * the ancestors of anchored deny patterns are pinned (self-bind) so they cannot be renamed.
 //!
-//! The walk **fails closed**: a directory it cannot read, a tree deeper or larger than the bounds,
-//! is an error and nothing runs. The same walk after the call finds protected entries that the call
-//! created or changed ([`Snapshot::changes_since`]).
+//! The walk **degrades, it does not fail**: whatever a program planted in a root, the next call
+//! still runs. A directory deeper than [`WalkLimits::max_depth`], the directories not yet read
+//! when [`WalkLimits::max_entries`] is reached, a directory that cannot be read: each is masked
+//! as a whole (fail closed — nothing unwalked is readable) and listed in [`Snapshot::bounded`].
+//! More masks (or read-only binds) than [`WalkLimits::max_masks`] are collapsed into masks of
+//! their parent directories, the fullest first. Only a root that cannot be read is an error.
+//!
+//! [`scan`] is a pure function of its [`ScanSpec`] and the tree. The walk after the call
+//! ([`rescan`]) re-reads only directories whose ctime moved, stats every protected entry of the
+//! earlier walk itself, and notes where those entries' inodes are now (a renamed parent), so that
+//! [`Snapshot::changes_since`] reports created, changed and vanished entries and where a moved
+//! original went.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::fs::MetadataExt;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -66,6 +78,13 @@ pub struct Stamp {
     pub mtime_ns: i128,
 }
 
+impl Stamp {
+    /// The entry's identity: the same inode, whatever its name or content now.
+    pub fn inode(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+}
+
 /// A stamped protected entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamped {
@@ -73,6 +92,13 @@ pub struct Stamped {
     pub pattern: String,
     /// Write-protected (readable), as opposed to denied.
     pub write_protected: bool,
+}
+
+/// A subtree the walk did not expand, masked as a whole, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounded {
+    pub path: PathBuf,
+    pub reason: String,
 }
 
 /// The protected entries found under the roots at one moment.
@@ -92,15 +118,48 @@ pub struct Snapshot {
     /// change keeps it, so the walk after the call reads only the ones that changed.
     pub dirs: BTreeMap<PathBuf, i128>,
     pub entries_seen: usize,
+    /// Subtrees masked whole because a bound was reached (also in `masks` or `read_only`).
+    pub bounded: Vec<Bounded>,
+    /// Regular files inside directories a deny rule covers as a whole (for secret discovery).
+    pub covered_files: Vec<PathBuf>,
+    /// Regular files every write list of [`ScanSpec::write_lists`] covers and one matches.
+    pub write_matches: Vec<PathBuf>,
+    /// After a [`rescan`]: where the inodes of the earlier walk's protected entries are now.
+    pub located: BTreeMap<(u64, u64), PathBuf>,
 }
 
-/// A protected entry created or changed during a call.
+/// How a protected entry differs after a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// It did not exist before.
+    Created,
+    /// Another entry now has its name, or its content changed in place.
+    Changed,
+    /// It is gone from its place.
+    Vanished,
+}
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Created => "created",
+            ChangeKind::Changed => "changed",
+            ChangeKind::Vanished => "vanished",
+        }
+    }
+}
+
+/// A protected entry created, changed or removed during a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     pub path: PathBuf,
-    pub created: bool,
+    pub kind: ChangeKind,
     pub pattern: String,
     pub write_protected: bool,
+    /// For a replaced or vanished entry: where its original inode is now, when the walk saw it.
+    pub original: Option<PathBuf>,
+    /// For a changed entry: the same inode was rewritten in place (no original to put back).
+    pub in_place: bool,
 }
 
 /// Why the walk refused.
@@ -108,16 +167,10 @@ pub struct Change {
 pub enum WalkError {
     #[error("cannot walk '{}' to expand the deny rules: {reason}", path.display())]
     Unreadable { path: PathBuf, reason: String },
-    #[error("more than {limit} entries under the roots; narrow the sandbox root (the deny rules could not be expanded)")]
-    TooManyEntries { limit: usize },
-    #[error("'{}' is nested deeper than {limit} directories; the deny rules cannot be expanded below it", path.display())]
-    TooDeep { path: PathBuf, limit: usize },
-    #[error("more than {limit} protected paths to mask; deny their parent directory instead")]
-    TooManyMasks { limit: usize },
 }
 
 /// What to walk and what to look for.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ScanSpec<'a> {
     /// The sandbox roots and writable host directories.
     pub roots: &'a [PathBuf],
@@ -125,28 +178,58 @@ pub struct ScanSpec<'a> {
     pub write_protect: &'a GlobRules,
     /// Files protected by path (the policy's own config and profile files).
     pub protected_files: &'a [PathBuf],
+    /// hullward's own state: masked whole wherever it lies inside a root.
+    pub hidden: &'a [PathBuf],
     /// Directories a denied symlink's target must lie in to be masked.
     pub inside: &'a [PathBuf],
+    /// The write lists (`Write`, `ChangeEnvelope`) whose matching files the grants need.
+    pub write_lists: Vec<&'a GlobRules>,
+    /// List the files inside denied directories ([`Snapshot::covered_files`]).
+    pub covered_files: bool,
     pub limits: WalkLimits,
 }
 
 /// The walk a policy asks for, over `roots`.
 pub fn scan_policy(policy: &Policy, roots: &[PathBuf]) -> Result<Snapshot, WalkError> {
-    scan(&policy_spec(policy, roots))
+    let hidden = hidden_paths(policy);
+    scan(&policy_spec(policy, roots, &hidden, true))
 }
 
 /// The walk after a call, over the same `roots` as `previous` (see [`rescan`]).
 pub fn rescan_policy(policy: &Policy, roots: &[PathBuf], previous: &Snapshot) -> Result<Snapshot, WalkError> {
-    rescan(&policy_spec(policy, roots), previous)
+    let hidden = hidden_paths(policy);
+    rescan(&policy_spec(policy, roots, &hidden, false), previous)
 }
 
-fn policy_spec<'a>(policy: &'a Policy, roots: &'a [PathBuf]) -> ScanSpec<'a> {
+/// hullward's own files, which no program may read or change: the state directory (audit log,
+/// quarantine) and the audit log wherever `--audit` put it.
+pub fn hidden_paths(policy: &Policy) -> Vec<PathBuf> {
+    vec![policy.session.state_dir.clone(), policy.session.audit_path.clone()]
+}
+
+fn policy_spec<'a>(
+    policy: &'a Policy,
+    roots: &'a [PathBuf],
+    hidden: &'a [PathBuf],
+    covered_files: bool,
+) -> ScanSpec<'a> {
+    let write_lists = if policy.sandbox.read_only {
+        Vec::new()
+    } else {
+        [Some(&policy.write).filter(|w| !w.is_empty()), policy.change_envelope.as_ref()]
+            .into_iter()
+            .flatten()
+            .collect()
+    };
     ScanSpec {
         roots,
         deny: &policy.deny,
         write_protect: &policy.write_protect,
         protected_files: &policy.files,
+        hidden,
         inside: &policy.sandbox.writable,
+        write_lists,
+        covered_files,
         limits: WalkLimits::default(),
     }
 }
@@ -161,6 +244,10 @@ struct Found {
     dirs: Vec<(PathBuf, i128)>,
     /// Directories not read again because their listing did not change since the last walk.
     unchanged: Vec<PathBuf>,
+    bounded: Vec<Bounded>,
+    covered_files: Vec<PathBuf>,
+    write_matches: Vec<PathBuf>,
+    located: Vec<((u64, u64), PathBuf)>,
     error: Option<WalkError>,
 }
 
@@ -186,12 +273,23 @@ fn kind_of(meta: &std::fs::Metadata) -> MaskKind {
     }
 }
 
+/// One directory waiting to be read.
+#[derive(Debug, Clone)]
+struct Pending {
+    root: usize,
+    /// Relative to its root.
+    rel: PathBuf,
+    depth: usize,
+    /// Inside a directory a deny rule covers: only its files are listed.
+    covered: bool,
+}
+
 /// Directories waiting to be read, shared by the walking threads.
 struct Queue {
-    /// (root index, directory relative to that root, depth).
-    dirs: Vec<(usize, PathBuf, usize)>,
+    dirs: Vec<Pending>,
     /// Directories being read right now.
     active: usize,
+    /// The entry bound was reached: what is still pending is masked, not read.
     stop: bool,
 }
 
@@ -201,6 +299,8 @@ struct Walk<'a> {
     previous: Option<&'a Snapshot>,
     /// The previous walk's subdirectories of each directory.
     children: BTreeMap<&'a Path, Vec<&'a Path>>,
+    /// Inode numbers of the previous walk's protected entries (to find where they moved).
+    wanted: HashSet<u64>,
     queue: Mutex<Queue>,
     ready: Condvar,
     found: Mutex<Found>,
@@ -210,6 +310,12 @@ struct Walk<'a> {
 /// Pending directories above which more threads join the walk.
 const PARALLEL_THRESHOLD: usize = 32;
 
+/// Why reading one directory stopped early.
+enum Stop {
+    /// The entry bound was reached inside it.
+    Entries,
+}
+
 /// Walks the roots and returns every protected entry. Small trees are walked on the calling
 /// thread alone; once enough directories are pending, helper threads join (one work queue).
 pub fn scan(spec: &ScanSpec<'_>) -> Result<Snapshot, WalkError> {
@@ -218,9 +324,10 @@ pub fn scan(spec: &ScanSpec<'_>) -> Result<Snapshot, WalkError> {
 
 /// The walk after a call: like [`scan`], but a directory whose change time (ctime) is the one
 /// `previous` recorded has the same listing — adding, removing or renaming an entry moves it, and
-/// no program can set it back — so it is not read again; its subdirectories are still visited
-/// and its protected entries carried over. (What is inside a mask or a read-only bind cannot
-/// change during the call.)
+/// no program can set it back — so it is not read again; its subdirectories are still visited.
+/// Every protected entry of `previous` is stat'ed itself (an in-place rewrite does not move its
+/// directory's ctime), and the inodes of those entries are looked for under every name the walk
+/// reads ([`Snapshot::located`]).
 pub fn rescan(spec: &ScanSpec<'_>, previous: &Snapshot) -> Result<Snapshot, WalkError> {
     scan_since(spec, Some(previous))
 }
@@ -236,8 +343,11 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         spec,
         previous,
         children,
+        wanted: previous.iter().flat_map(|p| p.stamps.values()).map(|s| s.stamp.ino).collect(),
         queue: Mutex::new(Queue {
-            dirs: (0..spec.roots.len()).map(|i| (i, PathBuf::new(), 0)).collect(),
+            dirs: (0..spec.roots.len())
+                .map(|root| Pending { root, rel: PathBuf::new(), depth: 0, covered: false })
+                .collect(),
             active: 0,
             stop: false,
         }),
@@ -255,29 +365,34 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
             }
         });
     });
+    walk.mask_unread();
     walk.literal_through_symlinks();
-    let found = walk.found.into_inner().unwrap_or_else(|p| p.into_inner());
-    if let Some(e) = found.error {
+    let entries_seen = walk.entries.load(Ordering::Relaxed);
+    let Walk { found, wanted, .. } = walk;
+    drop(wanted);
+    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = found.error.take() {
         return Err(e);
     }
-    let masks = outermost(found.masks);
-    if masks.len() > spec.limits.max_masks {
-        return Err(WalkError::TooManyMasks { limit: spec.limits.max_masks });
-    }
+    let within: Vec<&Path> = spec.roots.iter().chain(spec.inside).map(PathBuf::as_path).collect();
+    let masks = collapse(outermost(found.masks), spec.limits.max_masks, &within, &mut found.bounded);
     let mut read_only = outermost(found.read_only);
     // Inside a mask there is nothing left to protect.
     read_only.retain(|r| !masks.iter().any(|m| r.path.starts_with(&m.path)));
+    let read_only = collapse(read_only, spec.limits.max_masks, &within, &mut found.bounded);
     let pins = pins_for(spec.roots, spec.deny, &masks);
     let mut stamps: BTreeMap<PathBuf, Stamped> = found.stamps.into_iter().collect();
     let mut git_dirs: BTreeSet<PathBuf> = found.git_dirs.into_iter().collect();
     if let Some(prev) = previous {
+        restat(prev, &mut stamps);
         let unchanged: BTreeSet<&Path> = found.unchanged.iter().map(PathBuf::as_path).collect();
         let carried = |p: &Path| p.parent().is_some_and(|d| unchanged.contains(d));
-        for (path, stamped) in prev.stamps.iter().filter(|(p, _)| carried(p)) {
-            stamps.entry(path.clone()).or_insert_with(|| stamped.clone());
-        }
         git_dirs.extend(prev.git_dirs.iter().filter(|p| carried(p)).cloned());
     }
+    found.covered_files.sort();
+    found.write_matches.sort();
+    found.write_matches.dedup();
+    found.bounded.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Snapshot {
         masks,
         read_only,
@@ -286,18 +401,87 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         stamps,
         git_dirs,
         dirs: found.dirs.into_iter().collect(),
-        entries_seen: walk.entries.load(Ordering::Relaxed),
+        entries_seen,
+        bounded: found.bounded,
+        covered_files: found.covered_files,
+        write_matches: found.write_matches,
+        located: found.located.into_iter().collect(),
     })
+}
+
+/// The earlier walk's protected entries that this walk did not reach by reading their directory
+/// (it had not changed, or lies under a mask now): stat'ed by name, so that an in-place rewrite
+/// shows and a missing entry is missing.
+fn restat(prev: &Snapshot, stamps: &mut BTreeMap<PathBuf, Stamped>) {
+    for (path, before) in &prev.stamps {
+        if stamps.contains_key(path) {
+            continue;
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            stamps.insert(path.clone(), Stamped { stamp: stamp(&meta), ..before.clone() });
+        }
+    }
 }
 
 /// Sorted, deduplicated, and without entries inside a covered directory.
 fn outermost(mut list: Vec<Mask>) -> Vec<Mask> {
     list.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.cmp(&b.kind)));
     list.dedup_by(|a, b| a.path == b.path);
-    let dirs: Vec<PathBuf> =
-        list.iter().filter(|m| m.kind == MaskKind::Dir).map(|m| m.path.clone()).collect();
-    list.retain(|m| !dirs.iter().any(|d| m.path != *d && m.path.starts_with(d)));
+    let mut kept: Vec<Mask> = Vec::with_capacity(list.len());
+    // Sorted by path, a covered entry comes right after the directory covering it (or after
+    // other entries inside that directory).
+    let mut cover: Option<PathBuf> = None;
+    for m in list {
+        if cover.as_ref().is_some_and(|d| m.path.starts_with(d)) {
+            continue;
+        }
+        cover = (m.kind == MaskKind::Dir).then(|| m.path.clone());
+        kept.push(m);
+    }
+    kept
+}
+
+/// Keeps at most `max` entries: while there are more, the parent directory holding the most of
+/// them is covered as a whole instead (the fullest first; once every parent holds one, all move
+/// up a level). Never goes above a directory of `within`. Each collapse is noted in `bounded`.
+fn collapse(mut list: Vec<Mask>, max: usize, within: &[&Path], bounded: &mut Vec<Bounded>) -> Vec<Mask> {
+    let reason = format!("more than {max} protected paths: the directory is covered as a whole");
+    while list.len() > max {
+        let mut groups: BTreeMap<PathBuf, usize> = BTreeMap::new();
+        for m in &list {
+            if let Some(parent) = liftable(&m.path, within) {
+                *groups.entry(parent.to_path_buf()).or_default() += 1;
+            }
+        }
+        if groups.is_empty() {
+            break;
+        }
+        let mut order: Vec<(PathBuf, usize)> = groups.into_iter().collect();
+        order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let every_one = order[0].1 < 2;
+        let mut excess = list.len() - max;
+        let mut chosen = Vec::new();
+        for (dir, n) in order {
+            if excess == 0 && !every_one {
+                break;
+            }
+            excess = excess.saturating_sub(n.saturating_sub(1));
+            chosen.push(dir);
+        }
+        let pattern = list.first().map(|m| m.pattern.clone()).unwrap_or_default();
+        for dir in chosen {
+            bounded.push(Bounded { path: dir.clone(), reason: reason.clone() });
+            list.push(Mask { path: dir, kind: MaskKind::Dir, pattern: pattern.clone(), via_symlink: None });
+        }
+        list = outermost(list);
+    }
     list
+}
+
+/// The parent of `path` when it is still inside one of `within` (a root itself is never lifted).
+fn liftable<'p>(path: &'p Path, within: &[&Path]) -> Option<&'p Path> {
+    let parent = path.parent()?;
+    within.iter().any(|w| parent.starts_with(w)).then_some(parent)
 }
 
 impl Walk<'_> {
@@ -309,10 +493,11 @@ impl Walk<'_> {
     /// many are waiting after each directory (to decide on more threads).
     fn work(&self, mut on_pending: impl FnMut(usize)) {
         loop {
-            let (root, rel, depth) = {
+            let next = {
                 let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
                 loop {
                     if q.stop {
+                        self.ready.notify_all();
                         return;
                     }
                     if let Some(next) = q.dirs.pop() {
@@ -326,14 +511,16 @@ impl Walk<'_> {
                     q = self.ready.wait(q).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            let result = self.read_dir(root, &rel, depth);
+            let result = self.read_dir(&next);
             let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
             q.active -= 1;
             match result {
-                Ok(subdirs) => q.dirs.extend(subdirs.into_iter().map(|d| (root, d, depth + 1))),
-                Err(e) => {
+                Ok(subdirs) => q.dirs.extend(subdirs),
+                Err(Stop::Entries) => {
                     q.stop = true;
-                    self.found().error.get_or_insert(e);
+                    let reason =
+                        format!("more than {} entries under the roots", self.spec.limits.max_entries);
+                    self.bound(&next, reason);
                 }
             }
             let pending = q.dirs.len();
@@ -343,22 +530,54 @@ impl Walk<'_> {
         }
     }
 
+    /// After the entry bound: every directory still waiting is masked unread.
+    fn mask_unread(&self) {
+        let left = std::mem::take(&mut self.queue.lock().unwrap_or_else(|p| p.into_inner()).dirs);
+        let reason = format!("more than {} entries under the roots", self.spec.limits.max_entries);
+        for pending in left.iter().filter(|p| !p.covered) {
+            self.bound(pending, reason.clone());
+        }
+    }
+
+    /// Masks a directory the walk does not expand, and says why. A root that cannot be read is
+    /// the one thing that stops the call.
+    fn bound(&self, dir: &Pending, reason: String) {
+        let path = self.spec.roots[dir.root].join(&dir.rel);
+        let mut f = self.found();
+        if dir.covered {
+            return;
+        }
+        f.masks.push(Mask {
+            path: path.clone(),
+            kind: MaskKind::Dir,
+            pattern: format!("(walk bound: {reason})"),
+            via_symlink: None,
+        });
+        f.bounded.push(Bounded { path, reason });
+    }
+
     /// Reads one directory; returns its subdirectories to descend into.
-    fn read_dir(&self, root: usize, rel: &Path, depth: usize) -> Result<Vec<PathBuf>, WalkError> {
+    fn read_dir(&self, at: &Pending) -> Result<Vec<Pending>, Stop> {
         let spec = self.spec;
-        let base = &spec.roots[root];
-        let dir = base.join(rel);
-        let unreadable = |path: &Path, e: std::io::Error| WalkError::Unreadable {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
+        let base = &spec.roots[at.root];
+        let dir = base.join(&at.rel);
+        let unreadable = |e: std::io::Error| {
+            if at.depth == 0 {
+                self.found()
+                    .error
+                    .get_or_insert(WalkError::Unreadable { path: dir.clone(), reason: e.to_string() });
+            } else {
+                self.bound(at, format!("cannot be read: {e}"));
+            }
+            Ok(Vec::new())
         };
         let changed_at = match std::fs::symlink_metadata(&dir) {
             Ok(meta) => ctime_ns(&meta),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && depth > 0 => return Ok(Vec::new()),
-            Err(e) => return Err(unreadable(&dir, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && at.depth > 0 => return Ok(Vec::new()),
+            Err(e) => return unreadable(e),
         };
-        let unchanged = self.previous.is_some_and(|p| p.dirs.get(&dir) == Some(&changed_at));
-        {
+        let unchanged = !at.covered && self.previous.is_some_and(|p| p.dirs.get(&dir) == Some(&changed_at));
+        if !at.covered {
             let mut found = self.found();
             found.dirs.push((dir.clone(), changed_at));
             if unchanged {
@@ -367,83 +586,142 @@ impl Walk<'_> {
         }
         if unchanged {
             let known = self.children.get(dir.as_path()).into_iter().flatten();
-            return Ok(known.filter_map(|c| c.strip_prefix(base).ok().map(Path::to_path_buf)).collect());
+            return Ok(known
+                .filter_map(|c| c.strip_prefix(base).ok())
+                .map(|rel| Pending {
+                    root: at.root,
+                    rel: rel.to_path_buf(),
+                    depth: at.depth + 1,
+                    covered: false,
+                })
+                .collect());
         }
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && depth > 0 => return Ok(Vec::new()),
-            Err(e) => return Err(unreadable(&dir, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && at.depth > 0 => return Ok(Vec::new()),
+            Err(e) => return unreadable(e),
         };
         let mut subdirs = Vec::new();
-        let mut child = rel.to_path_buf();
+        let mut child = at.rel.clone();
         for entry in entries {
-            let entry = entry.map_err(|e| unreadable(&dir, e))?;
-            if self.entries.fetch_add(1, Ordering::Relaxed) >= spec.limits.max_entries {
-                return Err(WalkError::TooManyEntries { limit: spec.limits.max_entries });
-            }
-            let ft = match entry.file_type() {
-                Ok(ft) => ft,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(unreadable(&entry.path(), e)),
+            let Ok(entry) = entry else {
+                return unreadable(std::io::Error::other("directory listing failed"));
             };
+            if self.entries.fetch_add(1, Ordering::Relaxed) >= spec.limits.max_entries {
+                return Err(Stop::Entries);
+            }
+            let Ok(ft) = entry.file_type() else { continue };
             child.push(entry.file_name());
             let path = base.join(&child);
+            if self.wanted.contains(&entry.ino()) {
+                self.locate(&path);
+            }
+            if at.covered {
+                if ft.is_dir() && at.depth + 1 < spec.limits.max_depth {
+                    subdirs.push(Pending {
+                        root: at.root,
+                        rel: child.clone(),
+                        depth: at.depth + 1,
+                        covered: true,
+                    });
+                } else if ft.is_file() {
+                    self.found().covered_files.push(path);
+                }
+                child.pop();
+                continue;
+            }
             if ft.is_dir() {
                 if child.file_name() == Some(".git".as_ref()) {
                     self.found().git_dirs.push(path.clone());
                 }
-                if let Some(rule) = spec.deny.covers_dir(&child) {
-                    self.protect(&path, MaskKind::Dir, &rule.pattern, false)?;
+                let next = Pending { root: at.root, rel: child.clone(), depth: at.depth + 1, covered: false };
+                if spec.hidden.contains(&path) {
+                    self.hide(&path, MaskKind::Dir);
+                } else if let Some(rule) = spec.deny.covers_dir(&child) {
+                    self.protect(&path, MaskKind::Dir, &rule.pattern, false);
+                    if spec.covered_files && at.depth + 1 < spec.limits.max_depth {
+                        subdirs.push(Pending { covered: true, ..next });
+                    }
                 } else if let Some(rule) = spec.write_protect.covers_dir(&child) {
-                    self.protect(&path, MaskKind::Dir, &rule.pattern, true)?;
-                } else if depth + 1 >= spec.limits.max_depth {
-                    return Err(WalkError::TooDeep { path, limit: spec.limits.max_depth });
+                    self.protect(&path, MaskKind::Dir, &rule.pattern, true);
+                } else if at.depth + 1 >= spec.limits.max_depth {
+                    self.bound(&next, format!("nested deeper than {} directories", spec.limits.max_depth));
                 } else {
-                    subdirs.push(child.clone());
+                    subdirs.push(next);
                 }
+            } else if spec.hidden.contains(&path) {
+                self.hide(&path, MaskKind::File);
             } else if ft.is_symlink() {
                 // Denied by its own name, or as a denied directory (`secrets/**` with `secrets` a
-                // link to elsewhere in the roots): either way its target is masked.
+                // link to elsewhere in the roots): either way its target is masked, and the link
+                // itself is stamped (a link planted under a denied name is a protected change).
                 if let Some(rule) = spec.deny.covers_dir(&child) {
+                    self.stamp_only(&path, &rule.pattern, false);
                     self.masked_link_target(&path, &rule.pattern);
+                } else if let Some(rule) = spec.write_protect.match_exact(&child) {
+                    self.stamp_only(&path, &rule.pattern, true);
                 }
             } else if let Some(rule) = spec.deny.match_exact(&child) {
-                self.protect(&path, MaskKind::File, &rule.pattern, false)?;
+                self.protect(&path, MaskKind::File, &rule.pattern, false);
             } else if let Some(rule) = spec.write_protect.match_exact(&child) {
-                self.protect(&path, MaskKind::File, &rule.pattern, true)?;
+                self.protect(&path, MaskKind::File, &rule.pattern, true);
             } else if spec.protected_files.contains(&path) {
-                self.protect(&path, MaskKind::File, "the policy's own file", true)?;
+                self.protect(&path, MaskKind::File, "the policy's own file", true);
+            } else if ft.is_file() && self.write_granted(&child) {
+                self.found().write_matches.push(path);
             }
             child.pop();
         }
         Ok(subdirs)
     }
 
+    /// Whether every write list covers `rel` and one of them matches it.
+    fn write_granted(&self, rel: &Path) -> bool {
+        let lists = &self.spec.write_lists;
+        !lists.is_empty()
+            && lists.iter().any(|l| l.match_exact(rel).is_some())
+            && lists.iter().all(|l| l.match_covering(rel).is_some())
+    }
+
+    /// Notes where an inode of the previous walk's protected entries is now.
+    fn locate(&self, path: &Path) {
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            self.found().located.push(((meta.dev(), meta.ino()), path.to_path_buf()));
+        }
+    }
+
+    /// hullward's own state inside a root: masked, never stamped (no program writes it).
+    fn hide(&self, path: &Path, kind: MaskKind) {
+        self.found().masks.push(Mask {
+            path: path.to_path_buf(),
+            kind,
+            pattern: "hullward's own state".to_string(),
+            via_symlink: None,
+        });
+    }
+
     /// Records a mask (or a read-only bind) and its stamp.
-    fn protect(
-        &self,
-        path: &Path,
-        kind: MaskKind,
-        pattern: &str,
-        write_protected: bool,
-    ) -> Result<(), WalkError> {
-        let meta = match std::fs::symlink_metadata(path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(WalkError::Unreadable { path: path.to_path_buf(), reason: e.to_string() }),
-        };
-        let mut f = self.found();
-        f.stamps.push((
-            path.to_path_buf(),
-            Stamped { stamp: stamp(&meta), pattern: pattern.to_string(), write_protected },
-        ));
+    fn protect(&self, path: &Path, kind: MaskKind, pattern: &str, write_protected: bool) {
+        if !self.stamp_only(path, pattern, write_protected) {
+            return;
+        }
         let entry = Mask { path: path.to_path_buf(), kind, pattern: pattern.to_string(), via_symlink: None };
+        let mut f = self.found();
         if write_protected {
             f.read_only.push(entry);
         } else {
             f.masks.push(entry);
         }
-        Ok(())
+    }
+
+    /// Records the stamp of a protected entry; false when it is gone already.
+    fn stamp_only(&self, path: &Path, pattern: &str, write_protected: bool) -> bool {
+        let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
+        self.found().stamps.push((
+            path.to_path_buf(),
+            Stamped { stamp: stamp(&meta), pattern: pattern.to_string(), write_protected },
+        ));
+        true
     }
 
     fn inside(&self, path: &Path) -> bool {
@@ -533,36 +811,58 @@ fn pins_for(roots: &[PathBuf], deny: &GlobRules, masks: &[Mask]) -> Vec<PathBuf>
 }
 
 impl Snapshot {
-    /// Protected entries present in `after` that are new, or whose identity or content stamp
-    /// changed, relative to `self`. Write-protected entries that appear inside a repository
-    /// created during the call (`git init`), and git's `*.sample` hooks, are not changes to a
-    /// protected file.
+    /// The files whose values the output must never show: every denied entry (a directory or a
+    /// special file is skipped by the reader) and the files inside denied directories.
+    pub fn secret_files(&self) -> impl Iterator<Item = &Path> {
+        let denied = self.stamps.iter().filter(|(_, s)| !s.write_protected).map(|(p, _)| p.as_path());
+        let targets = self.masks.iter().filter(|m| m.via_symlink.is_some()).map(|m| m.path.as_path());
+        denied.chain(targets).chain(self.covered_files.iter().map(PathBuf::as_path))
+    }
+
+    /// Protected entries that differ in `after` (a [`rescan`] of this snapshot): new ones, ones
+    /// whose identity or content changed, and ones that are gone — each with where its original
+    /// inode is now when `after` saw it elsewhere. An entry that is only the moved original of
+    /// another is not a change of its own. Sorted by path.
     pub fn changes_since(&self, after: &Snapshot) -> Vec<Change> {
-        after
-            .stamps
-            .iter()
-            .filter_map(|(path, now)| {
-                let created = match self.stamps.get(path) {
-                    None => true,
-                    Some(before) if before.stamp != now.stamp => false,
-                    Some(_) => return None,
-                };
-                if now.write_protected && created {
-                    let in_old_repo =
-                        path.ancestors().any(|a| a.ends_with(".git") && self.git_dirs.contains(a));
-                    let sample = path.extension().is_some_and(|e| e == "sample");
-                    if !in_old_repo || sample {
-                        return None;
-                    }
-                }
-                Some(Change {
-                    path: path.clone(),
-                    created,
-                    pattern: now.pattern.clone(),
-                    write_protected: now.write_protected,
-                })
-            })
-            .collect()
+        let mut out = Vec::new();
+        for (path, before) in &self.stamps {
+            let now = after.stamps.get(path);
+            let (kind, in_place) = match now {
+                Some(now) if now.stamp == before.stamp => continue,
+                Some(now) if now.stamp.inode() == before.stamp.inode() => (ChangeKind::Changed, true),
+                Some(_) => (ChangeKind::Changed, false),
+                None => (ChangeKind::Vanished, false),
+            };
+            let original = if in_place {
+                None
+            } else {
+                after.located.get(&before.stamp.inode()).filter(|p| *p != path).cloned()
+            };
+            out.push(Change {
+                path: path.clone(),
+                kind,
+                pattern: before.pattern.clone(),
+                write_protected: before.write_protected,
+                original,
+                in_place,
+            });
+        }
+        let originals: BTreeSet<PathBuf> = out.iter().filter_map(|c| c.original.clone()).collect();
+        for (path, now) in &after.stamps {
+            if self.stamps.contains_key(path) || originals.contains(path.as_path()) {
+                continue;
+            }
+            out.push(Change {
+                path: path.clone(),
+                kind: ChangeKind::Created,
+                pattern: now.pattern.clone(),
+                write_protected: now.write_protected,
+                original: None,
+                in_place: false,
+            });
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
     }
 }
 
@@ -586,14 +886,21 @@ mod tests {
         limits: WalkLimits,
     ) -> Result<Snapshot, WalkError> {
         let roots = [root.to_path_buf()];
-        scan(&ScanSpec {
-            roots: &roots,
+        scan(&ScanSpec { limits, ..spec(&roots, deny, protect) })
+    }
+
+    fn spec<'a>(roots: &'a [PathBuf], deny: &'a GlobRules, protect: &'a GlobRules) -> ScanSpec<'a> {
+        ScanSpec {
+            roots,
             deny,
             write_protect: protect,
             protected_files: &[],
+            hidden: &[],
             inside: &[],
-            limits,
-        })
+            write_lists: Vec::new(),
+            covered_files: true,
+            limits: WalkLimits::default(),
+        }
     }
 
     fn scan_deny(root: &Path, deny: &GlobRules) -> Snapshot {
@@ -684,16 +991,57 @@ mod tests {
     }
 
     #[test]
-    fn bounds_fail_closed() {
+    fn bounds_degrade_into_masks_of_what_was_not_walked() {
         let (_t, root) = tree();
-        let deny = rules(&["**/.env"]);
+        let deny = rules(&["**/.env", "**/.env.*"]);
         let none = GlobRules::default();
-        let limits = WalkLimits { max_entries: 3, ..Default::default() };
-        assert!(matches!(scan_with(&root, &deny, &none, limits), Err(WalkError::TooManyEntries { .. })));
-        let limits = WalkLimits { max_masks: 1, ..Default::default() };
-        assert!(matches!(scan_with(&root, &deny, &none, limits), Err(WalkError::TooManyMasks { .. })));
+        // Past the depth bound, the unwalked subtree is masked whole.
         let limits = WalkLimits { max_depth: 2, ..Default::default() };
-        assert!(matches!(scan_with(&root, &deny, &none, limits), Err(WalkError::TooDeep { .. })));
+        let snap = scan_with(&root, &deny, &none, limits).unwrap();
+        assert!(
+            snap.masks.iter().any(|m| m.path == root.join("a/b") && m.kind == MaskKind::Dir),
+            "{:?}",
+            snap.masks
+        );
+        assert!(snap.bounded.iter().any(|b| b.path == root.join("a/b") && b.reason.contains("deeper")));
+        // Past the entry bound, everything not read yet is masked.
+        let limits = WalkLimits { max_entries: 3, ..Default::default() };
+        let snap = scan_with(&root, &deny, &none, limits).unwrap();
+        assert!(!snap.bounded.is_empty());
+        for dir in ["a/b", "secrets/deep", "node_modules/x"] {
+            let p = root.join(dir);
+            assert!(snap.masks.iter().any(|m| p.starts_with(&m.path)), "{dir} is neither walked nor masked");
+        }
+        // More masks than the bound: the fullest directory is masked whole.
+        for i in 0..10 {
+            std::fs::write(root.join(format!("a/b/.env.{i}")), "x").unwrap();
+        }
+        let limits = WalkLimits { max_masks: 4, ..Default::default() };
+        let snap = scan_with(&root, &deny, &none, limits).unwrap();
+        assert!(snap.masks.len() <= 4, "{:?}", snap.masks);
+        assert!(snap.masks.iter().any(|m| m.path == root.join("a/b") && m.kind == MaskKind::Dir));
+        assert!(snap.masks.iter().any(|m| m.path == root.join(".env")), "the root's own .env keeps its mask");
+        // One mask per directory everywhere: they move up until they fit.
+        let limits = WalkLimits { max_masks: 1, ..Default::default() };
+        let snap = scan_with(&root, &deny, &none, limits).unwrap();
+        assert_eq!(rel(&root, &snap.masks), vec![(String::new(), MaskKind::Dir)]);
+        // An unreadable root is the one error.
+        let missing = root.join("missing");
+        assert!(scan_with(&missing, &deny, &none, WalkLimits::default()).is_err());
+    }
+
+    #[test]
+    fn denied_directories_list_their_files_and_write_globs_their_matches() {
+        let (_t, root) = tree();
+        let deny = rules(&["secrets/**"]);
+        let write = GlobRules::from_patterns(&["**/*.txt"], Origin::Flag("--write")).unwrap();
+        let roots = [root.clone()];
+        let none = GlobRules::default();
+        let snap = scan(&ScanSpec { write_lists: vec![&write], ..spec(&roots, &deny, &none) }).unwrap();
+        assert_eq!(snap.covered_files, vec![root.join("secrets/deep/k")]);
+        assert_eq!(snap.write_matches, vec![root.join("a/b/ok.txt")]);
+        let files: Vec<&Path> = snap.secret_files().collect();
+        assert!(files.contains(&root.join("secrets/deep/k").as_path()), "{files:?}");
     }
 
     #[test]
@@ -702,14 +1050,7 @@ mod tests {
         let deny = rules(&["**/.env", "secrets2/**"]);
         let protect = builtin(&["**/.git/hooks", "**/.git/config"]);
         let roots = [root.clone()];
-        let spec = ScanSpec {
-            roots: &roots,
-            deny: &deny,
-            write_protect: &protect,
-            protected_files: &[],
-            inside: &[],
-            limits: WalkLimits::default(),
-        };
+        let spec = ScanSpec { covered_files: false, ..spec(&roots, &deny, &protect) };
         let before = scan(&spec).unwrap();
         let quiet = rescan(&spec, &before).unwrap();
         assert!(before.changes_since(&quiet).is_empty());
@@ -740,32 +1081,45 @@ mod tests {
     }
 
     #[test]
-    fn changes_since_reports_created_and_modified_entries() {
+    fn changes_since_reports_created_changed_and_vanished_entries() {
         let (_t, root) = tree();
-        let deny = rules(&["**/.env", "secrets2/**"]);
+        let deny = rules(&["**/.env", "**/.env.*", "secrets2/**", "infra/prod/**"]);
         let protect = builtin(&["**/.git/hooks", "**/.git/config"]);
-        let before = scan_with(&root, &deny, &protect, WalkLimits::default()).unwrap();
+        let roots = [root.clone()];
+        let spec = spec(&roots, &deny, &protect);
+        let before = scan(&spec).unwrap();
         std::fs::write(root.join("a/.env"), "NEW=1").unwrap();
+        // Rewritten in place: its directory's ctime does not move, the file's own stamp does.
         std::fs::write(root.join(".env"), "changed content").unwrap();
         std::fs::create_dir(root.join("secrets2")).unwrap();
         std::fs::write(root.join("repo/.git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
         std::fs::create_dir_all(root.join("new/.git/hooks")).unwrap();
-        std::fs::write(root.join("new/.git/config"), "[core]\n").unwrap();
-        let after = scan_with(&root, &deny, &protect, WalkLimits::default()).unwrap();
-        let changes = before.changes_since(&after);
-        let got: Vec<(String, bool)> = changes
+        // A protected directory moved away with its parent, and one put in its place.
+        std::fs::rename(root.join("infra"), root.join("infra-old")).unwrap();
+        std::fs::create_dir_all(root.join("infra/prod")).unwrap();
+        // A protected file moved away with its parent, nothing in its place.
+        std::fs::rename(root.join("a/b"), root.join("a/moved")).unwrap();
+        let after = rescan(&spec, &before).unwrap();
+        let got: Vec<(String, ChangeKind, Option<String>)> = before
+            .changes_since(&after)
             .iter()
-            .map(|c| (c.path.strip_prefix(&root).unwrap().display().to_string(), c.created))
+            .map(|c| {
+                let rel = |p: &Path| p.strip_prefix(&root).unwrap().display().to_string();
+                (rel(&c.path), c.kind, c.original.as_deref().map(rel))
+            })
             .collect();
+        use ChangeKind::*;
         assert_eq!(
             got,
             vec![
-                (".env".into(), false),
-                ("a/.env".into(), true),
-                ("repo/.git/config".into(), false),
-                ("secrets2".into(), true),
-            ],
-            "a repository created during the call is not a tampered one"
+                (".env".into(), Changed, None),
+                ("a/.env".into(), Created, None),
+                ("a/b/.env.local".into(), Vanished, Some("a/moved/.env.local".into())),
+                ("infra/prod".into(), Changed, Some("infra-old/prod".into())),
+                ("new/.git/hooks".into(), Created, None),
+                ("repo/.git/config".into(), Changed, None),
+                ("secrets2".into(), Created, None),
+            ]
         );
     }
 }

@@ -449,7 +449,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     // Write globs and the change envelope: the roots become read-only with the granted places
     // read-write on top.
     let write_grants = (!yolo && !policy.sandbox.read_only && grants::restricted(policy))
-        .then(|| grants::compute(policy, &roots));
+        .then(|| grants::compute(policy, &roots, &snapshot));
     let (read_write, read_only) = match (&write_grants, policy.sandbox.read_only) {
         (_, true) => (writable_host.clone(), roots.clone()),
         (Some(g), false) => {
@@ -754,6 +754,7 @@ impl SandboxPlan {
             })).collect::<Vec<_>>(),
             "symlinks_not_masked": self.snapshot.skipped_links.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "entries_walked": self.snapshot.entries_seen,
+            "masked_whole": self.snapshot.bounded.iter().map(|b| json!({"path": b.path.display().to_string(), "reason": b.reason})).collect::<Vec<_>>(),
             "landlock": landlock,
             "seccomp": self.seccomp.map(|s| json!({
                 "default": "allow",

@@ -34,12 +34,21 @@ impl Events {
         }
     }
 
+    /// The call starts: what the walk could not expand is said first (it is masked whole).
     pub fn start(&self, plan: &SandboxPlan) {
+        for b in &plan.snapshot.bounded {
+            self.say(&format!(
+                "hullward: warning: '{}' is masked as a whole: {}",
+                b.path.display(),
+                b.reason
+            ));
+        }
         self.emit(json!({
             "event": "start",
             "program": plan.program.display().to_string(),
             "network": match plan.net { NetPlan::Isolated => "none", NetPlan::Proxy { .. } => "proxy", NetPlan::Host => "host" },
             "masks": plan.snapshot.masks.len(),
+            "masked_whole": plan.snapshot.bounded.iter().map(|b| json!({"path": b.path.display().to_string(), "reason": b.reason})).collect::<Vec<_>>(),
             "landlock_abi": plan.landlock.as_ref().map(|l| l.abi),
             "dropped": plan.dropped.iter().map(|m| json!({"promise": m.promise, "feature": m.feature, "consequence": m.consequence})).collect::<Vec<_>>(),
             "yolo": plan.yolo,
@@ -55,8 +64,20 @@ impl Events {
         }
     }
 
-    pub fn protected_change(&self, path: &str, created: bool, rule: &str) {
-        self.emit(json!({ "event": "protected-change", "path": path, "created": created, "rule": rule }));
+    /// A protected path changed during a call (`call`, when it was an earlier, interrupted one)
+    /// and what became of it.
+    pub fn protected_change(&self, call: Option<&str>, change: &crate::audit::ProtectedChange) {
+        self.emit(json!({
+            "event": "protected-change",
+            "call": call,
+            "path": change.path,
+            "created": change.change == "created",
+            "change": change.change,
+            "rule": change.rule,
+            "quarantined_to": change.quarantined_to,
+            "restored_from": change.restored_from,
+            "error": change.error,
+        }));
     }
 
     /// The final event; `denied` is `(rule, message)` when the call never ran.

@@ -11,14 +11,15 @@
 pub mod approval;
 mod events;
 pub mod pump;
+mod quarantine;
 pub mod reap;
 mod record;
+mod stdin;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,12 +35,12 @@ use crate::proxy::ProxyEvent;
 use crate::sandbox::cgroup::CallCgroup;
 use crate::sandbox::egress::{self, Egress};
 use crate::sandbox::kernel::KernelSupport;
-use crate::sandbox::masks::{self, MaskKind};
 use crate::sandbox::plan::{self, Call, NetPlan, PlanError, SandboxPlan};
 use crate::sandbox::spawn::{self, Stdio};
 use crate::sandbox::sys;
 use events::Events;
 use pump::{PumpEnd, Sink};
+use quarantine::Quarantine;
 use record::Recorder;
 
 /// One call to run.
@@ -131,6 +132,8 @@ fn run_approved(
         env,
         terminal: std::io::stdin().is_terminal() || std::io::stdout().is_terminal(),
     };
+    let quarantine = Quarantine::new(policy, call_id);
+    quarantine.recover(policy, recorder, events);
     let plan = plan::build(policy, &call, &kernel);
     recorder.set_secrets(call_secrets(policy, &call.env, plan.as_ref().ok()));
     for d in decisions {
@@ -153,6 +156,7 @@ fn run_approved(
         Err(e) => return Err(Error::Internal(e.to_string())),
     };
     announce(&plan, events);
+    quarantine.begin(&plan, events);
 
     let cgroup = if plan.yolo {
         None
@@ -188,7 +192,13 @@ fn run_approved(
 
     let (out_r, out_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
     let (err_r, err_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
-    let stdio = Stdio { stdin: None, stdout: Some(out_w.as_raw_fd()), stderr: Some(err_w.as_raw_fd()) };
+    let _terminal = stdin::TerminalModes::save();
+    let in_r = stdin::feed().map_err(|e| Error::Internal(format!("stdin pipe: {e}")))?;
+    let stdio = Stdio {
+        stdin: Some(in_r.as_raw_fd()),
+        stdout: Some(out_w.as_raw_fd()),
+        stderr: Some(err_w.as_raw_fd()),
+    };
     let spawned =
         match spawn::spawn(&plan, stdio, cgroup.as_ref(), pending.as_ref().map(egress::Pending::child_end)) {
             Ok(s) => s,
@@ -196,7 +206,7 @@ fn run_approved(
                 return Ok(refuse(recorder, events, e.exit_code(), "setup-failed", format!("hullward: {e}")))
             }
         };
-    drop((out_w, err_w));
+    drop((in_r, out_w, err_w));
     let egress = match pending.map(|p| p.start(&policy.http, &runtime)).transpose() {
         Ok(e) => e,
         Err(e) => {
@@ -237,7 +247,7 @@ fn run_approved(
             128 + sig as u8
         }
     };
-    report_protected_changes(policy, &plan, events);
+    quarantine.finish(policy, &plan, recorder, events);
     events.exit(i32::from(exit), end_reason(end), None);
     let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
     recorder.finish(i32::from(exit), filtered, dropped, events);
@@ -249,10 +259,7 @@ fn run_approved(
 /// forwarded to the child. Without a plan's walk (`--yolo`, or no plan), the files are scanned.
 fn call_secrets(policy: &Policy, env: &BTreeMap<String, String>, plan: Option<&SandboxPlan>) -> SecretSet {
     let Some(plan) = plan.filter(|p| !p.yolo) else { return SecretSet::discover(policy, env) };
-    let masks = &plan.snapshot.masks;
-    let files = masks.iter().filter(|m| m.kind == MaskKind::File).map(|m| m.path.as_path());
-    let dirs = masks.iter().filter(|m| m.kind == MaskKind::Dir).map(|m| m.path.as_path());
-    let found = FileSecrets::read_protected(files, dirs, policy);
+    let found = FileSecrets::read_protected(plan.snapshot.secret_files(), policy);
     SecretSet::from_env_and_files(env, &found).with(&plan.env.credential_values)
 }
 
@@ -416,36 +423,4 @@ fn report_egress(ev: &ProxyEvent, recorder: &Recorder, events: &Events) {
     }
     events.egress(ev);
     recorder.egress(ev, events);
-}
-
-/// Re-walks the roots and reports protected files created or changed during the call.
-fn report_protected_changes(policy: &Policy, plan: &SandboxPlan, events: &Events) {
-    if plan.yolo {
-        return;
-    }
-    let after = match masks::rescan_policy(policy, &plan.scanned, &plan.snapshot) {
-        Ok(s) => s,
-        Err(e) => {
-            events.say(&format!("hullward: warning: cannot re-check protected files after the call: {e}"));
-            return;
-        }
-    };
-    for change in plan.snapshot.changes_since(&after) {
-        let shown = shown_path(policy, &change.path);
-        events.say(&format!(
-            "hullward: warning: {} '{shown}' was {} during the call (matches '{}')",
-            if change.write_protected { "write-protected file" } else { "protected file" },
-            if change.created { "created" } else { "changed" },
-            change.pattern
-        ));
-        events.protected_change(&shown, change.created, &change.pattern);
-    }
-}
-
-fn shown_path(policy: &Policy, path: &std::path::Path) -> String {
-    policy
-        .roots()
-        .iter()
-        .find_map(|r| path.strip_prefix(r).ok())
-        .map_or_else(|| path.display().to_string(), |p| PathBuf::from(p).display().to_string())
 }

@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::time::Instant;
 
 use super::events::Events;
-use crate::audit::{AuditLog, AuditRecord, Subject};
+use crate::audit::{AuditLog, AuditRecord, ProtectedChange, Subject};
 use crate::filter::{FilterStats, SecretSet};
 use crate::guard::Decision;
 use crate::policy::Policy;
@@ -80,6 +80,17 @@ impl Recorder {
         let decision = Decision { verdict: ev.verdict, rule: ev.rule.clone(), message: ev.message.clone() };
         let subject = Subject::Url(format!("{} {}:{}", ev.method, ev.host, ev.port).trim().to_string());
         self.write(&AuditRecord::decision(&self.call_id, subject, &decision), events);
+    }
+
+    /// A protected change found after the call `call_id` (this call, or an earlier one that was
+    /// interrupted), and what was done about it.
+    pub fn protected(&self, call_id: &str, change: ProtectedChange, events: &Events) {
+        let subject = if call_id == self.call_id {
+            self.subject.clone()
+        } else {
+            Subject::Path { op: "quarantine".to_string(), path: change.path.clone() }
+        };
+        self.write(&AuditRecord::quarantine(call_id, subject, change), events);
     }
 
     /// The call's end: exit status, duration, what the filters did, what `--no-strict` dropped.

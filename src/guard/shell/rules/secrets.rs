@@ -18,7 +18,7 @@ use crate::guard::Decision;
 use crate::policy::Policy;
 
 /// SSH private keys (their `.pub` halves are not matched).
-const KEYS: &[&str] = &["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"];
+const KEYS: &[&str] = &["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"];
 
 /// Other files that exist to hold credentials.
 const CREDENTIALS: &[&str] = &[".netrc", "_netrc", ".pgpass", ".git-credentials"];
