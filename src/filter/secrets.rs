@@ -229,14 +229,20 @@ impl FileSecrets {
         let mut found = FileSecrets::default();
         let mut reader = Reader { budget, bytes: 0, started: Instant::now() };
         for (i, file) in all.iter().enumerate() {
-            if !reader.read(file, &mut found) {
-                found.truncated = all.len() - i;
-                tracing::warn!(
-                    unread = found.truncated,
-                    "secret scan: read budget spent; the values of the remaining protected files are not masked"
-                );
-                break;
+            match reader.read(file, &mut found) {
+                Outcome::Done => {}
+                Outcome::NoRoom => found.truncated += 1,
+                Outcome::Spent => {
+                    found.truncated += all.len() - i;
+                    break;
+                }
             }
+        }
+        if found.truncated > 0 {
+            tracing::warn!(
+                unread = found.truncated,
+                "secret scan: read budget spent; the values of some protected files are not masked"
+            );
         }
         found
     }
@@ -266,52 +272,78 @@ struct Reader {
     started: Instant,
 }
 
+/// What became of one file.
+enum Outcome {
+    /// Read (or skipped for good: missing, not a regular file, over [`SCAN_MAX_FILE_BYTES`]).
+    Done,
+    /// Larger than what is left of the byte budget.
+    NoRoom,
+    /// Nothing is left of the budget.
+    Spent,
+}
+
 impl Reader {
-    /// Reads one protected file and keeps its candidate values; false (nothing read) once the
-    /// budget is spent. A missing file is skipped, and one that cannot be read is skipped and
-    /// logged at debug level.
-    fn read(&mut self, path: &Path, found: &mut FileSecrets) -> bool {
+    /// Reads one protected file and keeps its candidate values. A file that cannot be read is
+    /// skipped and logged at debug level.
+    fn read(&mut self, path: &Path, found: &mut FileSecrets) -> Outcome {
         if self.bytes >= self.budget.bytes
             || found.values.len() >= self.budget.values
             || self.started.elapsed() >= self.budget.time
         {
-            return false;
+            return Outcome::Spent;
         }
         let left = self.budget.bytes - self.bytes;
-        match read_regular(path, left.min(SCAN_MAX_FILE_BYTES)) {
-            Ok(Some(content)) => {
+        match read_regular(path, left) {
+            Ok(Content::Bytes(content)) => {
                 self.bytes += content.len() as u64;
                 let name = path.file_name().map(OsStrExt::as_bytes).unwrap_or_default();
                 let room = self.budget.values - found.values.len();
                 found.values.extend(extract::from_file(name, &content).into_iter().take(room));
                 found.files_read += 1;
+                Outcome::Done
             }
-            Ok(None) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => tracing::debug!(path = %path.display(), "secret scan cannot read: {e}"),
+            Ok(Content::OverBudget) => Outcome::NoRoom,
+            Ok(Content::NotRead) => Outcome::Done,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::Done,
+            Err(e) => {
+                tracing::debug!(path = %path.display(), "secret scan cannot read: {e}");
+                Outcome::Done
+            }
         }
-        true
     }
 }
 
-/// The content of `path` when it is a regular file (symlinks followed) of at most `max` bytes;
-/// `None` for anything else. Opened non-blocking and checked again after opening, so a FIFO or
-/// device swapped in cannot stall or trigger anything.
-fn read_regular(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+/// What [`read_regular`] found.
+enum Content {
+    Bytes(Vec<u8>),
+    /// Not a regular file, or over [`SCAN_MAX_FILE_BYTES`].
+    NotRead,
+    /// Larger than the `left` bytes of the budget.
+    OverBudget,
+}
+
+/// The content of `path` when it is a regular file (symlinks followed) of at most
+/// [`SCAN_MAX_FILE_BYTES`] and `left` bytes. Opened non-blocking and checked again after opening,
+/// so a FIFO or device swapped in cannot stall or trigger anything.
+fn read_regular(path: &Path, left: u64) -> std::io::Result<Content> {
     let meta = std::fs::metadata(path)?;
-    if !meta.is_file() || meta.len() > max {
-        return Ok(None);
+    if !meta.is_file() || meta.len() > SCAN_MAX_FILE_BYTES {
+        return Ok(Content::NotRead);
+    }
+    if meta.len() > left {
+        return Ok(Content::OverBudget);
     }
     let file = File::options()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
         .open(path)?;
     if !file.metadata()?.is_file() {
-        return Ok(None);
+        return Ok(Content::NotRead);
     }
+    let max = left.min(SCAN_MAX_FILE_BYTES);
     let mut content = Vec::new();
     file.take(max + 1).read_to_end(&mut content)?;
-    Ok((content.len() as u64 <= max).then_some(content))
+    Ok(if content.len() as u64 <= max { Content::Bytes(content) } else { Content::OverBudget })
 }
 
 /// `~/.ssh/id_*` private keys (not `*.pub`) and [`HOME_CREDENTIAL_FILES`].
