@@ -279,3 +279,24 @@ fn a_terminal_on_stdin_never_reaches_the_child() {
     let _ = std::io::Read::read_to_end(&mut master, &mut seen);
     assert!(!String::from_utf8_lossy(&seen).contains("WRITTEN-TO-FD0"), "{}", String::from_utf8_lossy(&seen));
 }
+
+#[test]
+fn filter_masks_exactly_what_run_masks() {
+    let sb = Sandbox::new();
+    sb.write("a/b/c/d/e/f/g/h/i/.env", "API_KEY=deep-filter-secret-1\n");
+    sb.write("node_modules/pkg/.env", "API_KEY=node-modules-secret-2\n");
+    let line = "deep-filter-secret-1 node-modules-secret-2 ordinary-text-3";
+    let run = sb.sh(&format!("echo '{line}'"));
+    run.expect_code(0);
+    let mut c = sb.hullward();
+    c.arg("filter").stdin(std::process::Stdio::piped());
+    c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut input, format!("{line}\n").as_bytes()).unwrap();
+    drop(input);
+    let filtered = support::finish(&mut child, std::time::Instant::now());
+    filtered.expect_code(0);
+    assert_eq!(filtered.stdout, run.stdout, "filter and run mask different sets\n{filtered}\n{run}");
+    assert_eq!(run.stdout, "<secret-hidden> <secret-hidden> ordinary-text-3\n", "{run}");
+}

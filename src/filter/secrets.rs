@@ -198,8 +198,7 @@ impl FileSecrets {
     /// home credential files. A root that cannot be walked contributes nothing (its files are
     /// not readable by a sandboxed program either: the call refuses to run).
     pub fn scan(policy: &Policy) -> FileSecrets {
-        let roots = policy.roots();
-        match masks::scan_policy(policy, &roots) {
+        match masks::scan_policy(policy, &crate::sandbox::plan::walked_dirs(policy)) {
             Ok(snapshot) => FileSecrets::read_protected(snapshot.secret_files(), policy),
             Err(e) => {
                 tracing::warn!("secret scan: {e}");

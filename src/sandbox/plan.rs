@@ -359,6 +359,28 @@ fn notes(kernel: &KernelSupport, landlock: bool, yolo: bool) -> Vec<String> {
     out
 }
 
+/// The host directories the program may write outside the roots (with a mount namespace, not
+/// the ones that become private tmpfs).
+fn writable_host(policy: &Policy, mount_ns: bool) -> Vec<PathBuf> {
+    let roots = policy.roots();
+    let private: Vec<PathBuf> = PRIVATE_TMPFS.iter().map(|(d, _)| PathBuf::from(d)).collect();
+    policy
+        .sandbox
+        .writable
+        .iter()
+        .filter(|w| !mount_ns || !private.contains(w))
+        .filter(|w| !roots.iter().any(|r| w.starts_with(r)))
+        .cloned()
+        .collect()
+}
+
+/// What the walks of a sandboxed call cover: the roots, the writable host directories and the
+/// read-only directories (the same set `hullward filter` reads its protected files from).
+pub fn walked_dirs(policy: &Policy) -> Vec<PathBuf> {
+    let read_only = policy.sandbox.read_only_dirs.iter().filter(|d| d.is_dir()).cloned();
+    [policy.roots(), writable_host(policy, true)].into_iter().flatten().chain(read_only).collect()
+}
+
 /// Builds the plan for `call` under `policy` on this kernel. Strict mode decides from the facts
 /// (the real child reports anything the facts did not foresee as a refusal, exit 3); with
 /// `--no-strict` the plan is first tried by a probe child ([`super::spawn::probe`]) and every
@@ -419,15 +441,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         resolve_program(first, &call.cwd, path_var).ok_or_else(|| PlanError::NotFound(first.clone()))?;
 
     let roots = policy.roots();
-    let private: Vec<PathBuf> = PRIVATE_TMPFS.iter().map(|(d, _)| PathBuf::from(d)).collect();
-    let writable_host: Vec<PathBuf> = policy
-        .sandbox
-        .writable
-        .iter()
-        .filter(|w| !mount_ns || !private.contains(w))
-        .filter(|w| !roots.iter().any(|r| w.starts_with(r)))
-        .cloned()
-        .collect();
+    let writable_host = writable_host(policy, mount_ns);
     let read_only_dirs = &policy.sandbox.read_only_dirs;
     let visible = |p: &Path| {
         roots
@@ -600,15 +614,32 @@ fn add_read_only_masks(
 ) -> Result<(), PlanError> {
     let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.iter().cloned().partition(|p| p.is_dir());
     let found = if dirs.is_empty() { Snapshot::default() } else { masks::scan_policy(policy, &dirs)? };
-    let denied_files = files.iter().filter_map(|f| {
-        let rule = crate::guard::path::deny_match(policy, f)?;
-        Some(Mask { path: f.clone(), kind: MaskKind::File, pattern: rule.pattern.clone(), via_symlink: None })
-    });
+    let denied_files: Vec<Mask> = files
+        .iter()
+        .filter_map(|f| {
+            let rule = crate::guard::path::deny_match(policy, f)?;
+            Some(Mask {
+                path: f.clone(),
+                kind: MaskKind::File,
+                pattern: rule.pattern.clone(),
+                via_symlink: None,
+            })
+        })
+        .collect();
+    // Their denied files' values are masked in the output like the roots' (a list for secret
+    // discovery only: nothing there is compared after the call).
+    let secret_files: Vec<PathBuf> = found
+        .secret_files()
+        .chain(denied_files.iter().map(|m| m.path.as_path()))
+        .map(Path::to_path_buf)
+        .collect();
     for mask in found.masks.into_iter().chain(denied_files) {
         if !snapshot.masks.iter().any(|m| mask.path.starts_with(&m.path)) {
             snapshot.masks.push(mask);
         }
     }
+    snapshot.covered_files.extend(secret_files);
+    snapshot.bounded.extend(found.bounded);
     snapshot.skipped_links.extend(found.skipped_links);
     snapshot.entries_seen += found.entries_seen;
     Ok(())
