@@ -468,7 +468,7 @@ fn collapse(mut list: Vec<Mask>, max: usize, within: &[&Path], bounded: &mut Vec
             excess = excess.saturating_sub(n.saturating_sub(1));
             chosen.push(dir);
         }
-        let pattern = list.first().map(|m| m.pattern.clone()).unwrap_or_default();
+        let pattern = format!("(walk bound: {reason})");
         for dir in chosen {
             bounded.push(Bounded { path: dir.clone(), reason: reason.clone() });
             list.push(Mask { path: dir, kind: MaskKind::Dir, pattern: pattern.clone(), via_symlink: None });
