@@ -31,6 +31,7 @@
 //! original went.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -301,6 +302,8 @@ struct Walk<'a> {
     children: BTreeMap<&'a Path, Vec<&'a Path>>,
     /// Inode numbers of the previous walk's protected entries (to find where they moved).
     wanted: HashSet<u64>,
+    /// [`ScanSpec::hidden`] entries that lie inside a root (usually none).
+    hidden: Vec<&'a Path>,
     queue: Mutex<Queue>,
     ready: Condvar,
     found: Mutex<Found>,
@@ -344,6 +347,12 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         previous,
         children,
         wanted: previous.iter().flat_map(|p| p.stamps.values()).map(|s| s.stamp.ino).collect(),
+        hidden: spec
+            .hidden
+            .iter()
+            .filter(|h| spec.roots.iter().any(|r| h.starts_with(r) && *h != r))
+            .map(PathBuf::as_path)
+            .collect(),
         queue: Mutex::new(Queue {
             dirs: (0..spec.roots.len())
                 .map(|root| Pending { root, rel: PathBuf::new(), depth: 0, covered: false })
@@ -368,8 +377,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
     walk.mask_unread();
     walk.literal_through_symlinks();
     let entries_seen = walk.entries.load(Ordering::Relaxed);
-    let Walk { found, wanted, .. } = walk;
-    drop(wanted);
+    let found = walk.found;
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = found.error.take() {
         return Err(e);
@@ -613,7 +621,7 @@ impl Walk<'_> {
             let Ok(ft) = entry.file_type() else { continue };
             child.push(entry.file_name());
             let path = base.join(&child);
-            if self.wanted.contains(&entry.ino()) {
+            if !self.wanted.is_empty() && self.wanted.contains(&entry.ino()) {
                 self.locate(&path);
             }
             if at.covered {
@@ -635,7 +643,7 @@ impl Walk<'_> {
                     self.found().git_dirs.push(path.clone());
                 }
                 let next = Pending { root: at.root, rel: child.clone(), depth: at.depth + 1, covered: false };
-                if spec.hidden.contains(&path) {
+                if self.hidden(&path) {
                     self.hide(&path, MaskKind::Dir);
                 } else if let Some(rule) = spec.deny.covers_dir(&child) {
                     self.protect(&path, MaskKind::Dir, &rule.pattern, false);
@@ -649,7 +657,7 @@ impl Walk<'_> {
                 } else {
                     subdirs.push(next);
                 }
-            } else if spec.hidden.contains(&path) {
+            } else if self.hidden(&path) {
                 self.hide(&path, MaskKind::File);
             } else if ft.is_symlink() {
                 // Denied by its own name, or as a denied directory (`secrets/**` with `secrets` a
@@ -673,6 +681,12 @@ impl Walk<'_> {
             child.pop();
         }
         Ok(subdirs)
+    }
+
+    /// Whether `path` is hullward's own state (compared as bytes: `Path` equality walks
+    /// components, too slow for every entry of a large tree).
+    fn hidden(&self, path: &Path) -> bool {
+        self.hidden.iter().any(|h| h.as_os_str().as_bytes() == path.as_os_str().as_bytes())
     }
 
     /// Whether every write list covers `rel` and one of them matches it.
