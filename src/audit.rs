@@ -290,16 +290,17 @@ impl AuditRecord {
             o.insert("dropped".into(), json!(self.dropped));
         }
         if let Some(p) = &self.protected {
-            o.insert(
-                "protected".into(),
-                json!({
-                    "path": p.path,
-                    "change": p.change,
-                    "quarantined_to": p.quarantined_to,
-                    "restored_from": p.restored_from,
-                    "error": p.error,
-                }),
-            );
+            o.insert("path".into(), p.path.clone().into());
+            o.insert("change".into(), p.change.clone().into());
+            for (key, value) in [
+                ("quarantined_to", &p.quarantined_to),
+                ("restored_from", &p.restored_from),
+                ("error", &p.error),
+            ] {
+                if let Some(v) = value {
+                    o.insert(key.into(), v.clone().into());
+                }
+            }
         }
         Value::Object(o)
     }
@@ -399,6 +400,21 @@ mod tests {
         assert_eq!(v["bytes_masked"], 40);
         assert_eq!(v["diff_bodies_hidden"], 1);
         assert_eq!(v["dropped"][0], "seccomp");
+        let change = ProtectedChange {
+            path: "sub/.env".into(),
+            change: "created".into(),
+            rule: "**/.env".into(),
+            quarantined_to: Some("/h/quarantine/c1/files/ws/sub/.env".into()),
+            restored_from: None,
+            error: None,
+        };
+        let v = AuditRecord::quarantine("c1", Subject::Argv(vec!["sh".into()]), change).to_json();
+        assert_eq!(v["kind"], "quarantine");
+        assert_eq!(v["path"], "sub/.env");
+        assert_eq!(v["change"], "created");
+        assert_eq!(v["rule"], "**/.env");
+        assert_eq!(v["quarantined_to"], "/h/quarantine/c1/files/ws/sub/.env");
+        assert!(v.get("restored_from").is_none() && v.get("exit_status").is_none());
         assert!(v["time"].as_str().unwrap().ends_with('Z'));
     }
 }

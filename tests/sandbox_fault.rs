@@ -102,7 +102,7 @@ fn killed_while_the_program_runs_the_next_call_finishes_its_quarantine() {
             r["kind"] == "quarantine" && r["call_id"].as_str().is_some_and(|c| c.starts_with(&dead_call))
         })
         .collect();
-    let paths: BTreeSet<&str> = records.iter().filter_map(|r| r["protected"]["path"].as_str()).collect();
+    let paths: BTreeSet<&str> = records.iter().filter_map(|r| r["path"].as_str()).collect();
     assert_eq!(paths, BTreeSet::from([".env.new", "app/.env"]), "{records:?}");
     assert!(pending(&sb).is_empty(), "{:?}", pending(&sb));
     if let Some(cg) = cgroup {
@@ -150,9 +150,7 @@ fn killed_at_any_moment_nothing_is_half_done() {
         let reported: BTreeSet<String> = audit(&sb)
             .iter()
             .filter(|r| r["kind"] == "quarantine")
-            .filter_map(|r| {
-                r["protected"]["path"].as_str().map(|p| p.trim_start_matches("by-child/").to_string())
-            })
+            .filter_map(|r| r["path"].as_str().map(|p| p.trim_start_matches("by-child/").to_string()))
             .collect();
         let unreported = distinct.difference(&reported).count();
         assert_eq!(unreported, 0, "round {round}: quarantined but not reported");

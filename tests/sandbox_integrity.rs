@@ -69,8 +69,8 @@ fn a_new_env_file_is_quarantined_and_an_ordinary_file_stays() {
     assert!(out.stderr.contains("quarantined to"), "{out}");
     let records = quarantine_records(&sb);
     assert_eq!(records.len(), 1, "{records:?}");
-    assert_eq!(records[0]["protected"]["path"], "sub/.env");
-    assert_eq!(records[0]["protected"]["change"], "created");
+    assert_eq!(records[0]["path"], "sub/.env");
+    assert_eq!(records[0]["change"], "created");
     // The JSON event says the same.
     let out = sb.sh_with(&["--json"], "echo B=2 > .env.local");
     let events: Vec<serde_json::Value> =
