@@ -310,11 +310,13 @@ mod tests {
 
     struct Fixture {
         _dir: tempfile::TempDir,
+        base: PathBuf,
         root: PathBuf,
         outside: PathBuf,
     }
 
-    /// A scratch tree outside `/tmp`, which the default profile makes writable.
+    /// A scratch tree in the checkout's `target/`; `policy_with` keeps it outside every writable
+    /// directory wherever the checkout lives.
     fn fixture() -> Fixture {
         let scratch = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch");
         std::fs::create_dir_all(&scratch).unwrap();
@@ -332,15 +334,21 @@ mod tests {
             std::fs::write(root.join(f), "x").unwrap();
         }
         std::fs::write(outside.join("file.txt"), "x").unwrap();
-        Fixture { _dir: dir, root, outside }
+        Fixture { _dir: dir, base, root, outside }
     }
 
+    /// The policy of `yaml` over the fixture. The default profile makes `/tmp` writable: when the
+    /// checkout lives under `/tmp`, so does the fixture, and "outside the root" would be writable
+    /// too. A writable directory that covers the whole fixture is dropped, so that the tests mean
+    /// the same wherever the checkout is.
     fn policy_with(fx: &Fixture, yaml: &str, hitl: bool) -> Policy {
         let cfg = fx.root.join("hullward.yaml");
         std::fs::write(&cfg, yaml).unwrap();
         let mut req = LoadRequest { cwd: fx.root.clone(), config: Some(cfg), ..Default::default() };
         req.flags.hitl = Some(hitl);
-        load(&req).unwrap()
+        let mut policy = load(&req).unwrap();
+        policy.sandbox.writable.retain(|w| !fx.base.starts_with(w));
+        policy
     }
 
     const SEED_PERMS: &str = "Security:\n  FileSystemSandboxPath: .\n  FileSystemPermissions:\n    Read: [src/**, docs/**]\n    Write: [tests/**, docs/**]\n    Deny: [secrets/**, infra/prod/**, .env]\n";
@@ -430,7 +438,11 @@ mod tests {
         assert!(check(&p, Op::Exec, Path::new("/usr/bin/env"), &fx.root).is_allowed());
         let d = check(&p, Op::Write, Path::new("/usr/bin/evil"), &fx.root);
         assert_eq!((d.verdict, d.rule.as_str()), (Verdict::Deny, "system-read-only"));
-        assert!(check(&p, Op::Write, Path::new("/tmp/scratch.txt"), &fx.root).is_allowed());
+        let scratch = fx.outside.join("scratch.txt");
+        assert_eq!(check(&p, Op::Write, &scratch, &fx.root).verdict, Verdict::Ask);
+        let p = policy_with(&fx, &format!("Sandbox:\n  Writable: [{}]\n", fx.outside.display()), true);
+        let d = check(&p, Op::Write, &scratch, &fx.root);
+        assert_eq!((d.verdict, d.rule.as_str()), (Verdict::Allow, "writable"));
     }
 
     #[test]

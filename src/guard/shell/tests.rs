@@ -68,11 +68,13 @@ impl P {
 
 pub(super) struct Fixture {
     _dir: tempfile::TempDir,
+    base: PathBuf,
     pub(super) root: PathBuf,
     pub(super) outside: PathBuf,
 }
 
-/// A scratch tree outside `/tmp` (which the default profile makes writable).
+/// A scratch tree in the checkout's `target/` (see `policy_outside_unwritable` for a checkout under
+/// `/tmp`).
 pub(super) fn fixture() -> Fixture {
     let scratch = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch");
     std::fs::create_dir_all(&scratch).unwrap();
@@ -82,7 +84,7 @@ pub(super) fn fixture() -> Fixture {
     let outside = base.join("elsewhere");
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
-    Fixture { _dir: dir, root, outside }
+    Fixture { _dir: dir, base, root, outside }
 }
 
 pub(super) fn policy(fx: &Fixture, yaml: &str, hitl: bool) -> Policy {
@@ -92,6 +94,15 @@ pub(super) fn policy(fx: &Fixture, yaml: &str, hitl: bool) -> Policy {
     req.env.insert("HOME".into(), HOME.into());
     req.flags.hitl = Some(hitl);
     load(&req).unwrap()
+}
+
+/// `policy`, for the tests whose "outside the root" must not be writable: the default profile's
+/// writable `/tmp` covers the whole fixture when the checkout lives under `/tmp`, so a writable
+/// directory that covers the fixture is dropped and the test means the same wherever it runs.
+fn policy_outside_unwritable(fx: &Fixture, yaml: &str, hitl: bool) -> Policy {
+    let mut p = policy(fx, yaml, hitl);
+    p.sandbox.writable.retain(|w| !fx.base.starts_with(w));
+    p
 }
 
 /// (policy, command, verdict, rule).
@@ -564,7 +575,7 @@ fn the_path_scan_follows_symlinks_and_accepts_every_root() {
     let fx = fixture();
     std::os::unix::fs::symlink(&fx.outside, fx.root.join("out")).unwrap();
     std::fs::write(fx.outside.join("file.txt"), "x").unwrap();
-    let p = policy(&fx, "", false);
+    let p = policy_outside_unwritable(&fx, "", false);
     let d = check(&p, &format!("cat {}/out/file.txt", fx.root.display()));
     assert_eq!((d.verdict, d.rule.as_str()), (Deny, "path-scan"), "{}", d.message);
     assert!(d.message.contains(&format!("'{}'", fx.outside.join("file.txt").display())), "{}", d.message);
