@@ -1,0 +1,92 @@
+#!/bin/sh
+# check.sh — the promise checks of one environment × case, POSIX sh (runs under busybox in the
+# guests, under container-sim, as uid 1000 on the host).
+#
+#   HW=hullward PROBE=probe WS=DIR ENV=label CASE=label [MODES="strict nostrict"] sh check.sh
+#
+# For each mode it runs one `hullward run` whose program tries every attack and its legitimate
+# neighbour from inside the sandboxed child (with scripts/matrix/probe), then looks at the host
+# side for what landed. Output, one line each (the evaluator, evaluate.sh, reads only these):
+#   MXRUN|env|case|mode|rc=N|err=<its stderr, lines joined by ' // '>  how hullward ended
+#   MXCHK|env|case|mode|check|held=yes|no|<probe answer>  one per check, only when the program ran
+# Files under WS are the caller's own and world-readable: a denial can only come from the sandbox,
+# never from mode bits.
+HW=${HW:?HW=hullward binary}; PROBE=${PROBE:?PROBE=probe binary}; WS=${WS:?WS=work dir}
+ENV=${ENV:-$(uname -r)}; CASE=${CASE:-$(id -u)}; MODES=${MODES:-strict nostrict}
+PORT=${PORT:-$((20000 + $$ % 20000))}; ABS=mx-abstract-$$
+SECRET=mx-secret-$$-value; OUTSIDE_NEEDLE=mx-outside-$$; INSIDE_NEEDLE=mx-inside-$$
+
+rm -rf "$WS"; mkdir -p "$WS/root" "$WS/outside" "$WS/home" || exit 1
+chmod 755 "$WS" "$WS/root"; chmod 777 "$WS/outside"
+printf 'SECRET_TOKEN=%s\n' "$SECRET" > "$WS/root/.env"
+printf '%s\n' "$INSIDE_NEEDLE" > "$WS/root/README.md"
+printf '%s\n' "$OUTSIDE_NEEDLE" > "$WS/outside/notes.txt"
+cp "$PROBE" "$WS/root/probe" && chmod 755 "$WS/root/probe"
+chmod 644 "$WS/root/.env" "$WS/root/README.md" "$WS/outside/notes.txt"
+printf 'Sandbox:\n  Limits:\n    Processes: 32\n' > "$WS/hullward.yaml"
+export HULLWARD_HOME="$WS/home"
+
+"$PROBE" listen-tcp 0.0.0.0 "$PORT" 900 >/dev/null 2>&1 & LTCP=$!
+"$PROBE" listen-abstract "$ABS" 900 >/dev/null 2>&1 & LABS=$!
+sleep 900 & VICTIM=$!
+HOSTIP=$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1)
+sleep 1
+echo "MXENV|$ENV|$CASE|kernel=$(uname -r)|uid=$(id -u)|hostip=${HOSTIP:-none}|$("$HW" --version 2>&1 | head -1)"
+
+# The program of the call: one `name answer` line per check.
+PROGRAM="
+p() { n=\$1; shift; echo \"\$n \$(./probe \"\$@\")\"; }
+p env_read read .env $SECRET
+p outside_read read $WS/outside/notes.txt $OUTSIDE_NEEDLE
+p inside_read read README.md $INSIDE_NEEDLE
+p outside_write write $WS/outside/planted
+p vartmp_write write /var/tmp/mx-planted-$$
+p inside_write write made-inside
+p tcp_loopback tcp 127.0.0.1 $PORT
+${HOSTIP:+p tcp_host tcp $HOSTIP $PORT}
+p abstract_host abstract $ABS
+p signal_host kill $VICTIM
+p signal_self kill \$\$
+p fork_past_limit fork 200
+p fork_within_limit fork 8
+true"
+
+answer() { sed -n "s/^$1 //p" "$WS/out" | head -1; }
+report() { # check held answer
+  echo "MXCHK|$ENV|$CASE|$mode|$1|held=$2|${3:-no answer}"
+}
+denied() { case $(answer "$1") in DENIED*) report "$1" yes "$(answer "$1")" ;; *) report "$1" no "$(answer "$1")" ;; esac; }
+ok() { case $(answer "$1") in OK*) report "$1" yes "$(answer "$1")" ;; *) report "$1" no "$(answer "$1")" ;; esac; }
+not_found() { case $(answer "$1") in "OK found"*|"") report "$1" no "$(answer "$1")" ;; *) report "$1" yes "$(answer "$1")" ;; esac; }
+not_landed() { # check host-path
+  if [ -e "$2" ]; then report "$1" no "$(answer "$1"); landed on the host: $2"; rm -f "$2"
+  else report "$1" yes "$(answer "$1"); nothing on the host"; fi
+}
+
+cd "$WS/root" || exit 1
+for mode in $MODES; do
+  case $mode in strict) flags= ;; nostrict) flags=--no-strict ;; *) echo "check.sh: unknown mode $mode" >&2; continue ;; esac
+  rm -f "$WS/root/made-inside" "$WS/outside/planted" "/var/tmp/mx-planted-$$"
+  "$HW" run --config "$WS/hullward.yaml" --timeout 120s $flags -- sh -c "$PROGRAM" </dev/null >"$WS/out" 2>"$WS/err"
+  rc=$?
+  sed "s/^/  [$mode] out: /" "$WS/out"; sed "s/^/  [$mode] err: /" "$WS/err" | head -20
+  echo "MXRUN|$ENV|$CASE|$mode|rc=$rc|err=$(awk 'NF { gsub(/[|]/, "/"); sub(/^[ \t]+/, ""); printf "%s%s", (n++ ? " // " : ""), $0 }' "$WS/err" | cut -c1-1500)"
+  grep -q '^env_read ' "$WS/out" || continue
+  not_found env_read
+  not_found outside_read
+  case $(answer inside_read) in "OK found"*) report inside_read yes "$(answer inside_read)" ;; *) report inside_read no "$(answer inside_read)" ;; esac
+  not_landed outside_write "$WS/outside/planted"
+  not_landed vartmp_write "/var/tmp/mx-planted-$$"
+  if grep -qx probe "$WS/root/made-inside" 2>/dev/null; then report inside_write yes "$(answer inside_write); on the host"
+  else report inside_write no "$(answer inside_write); not on the host"; fi
+  denied tcp_loopback
+  [ -n "$HOSTIP" ] && denied tcp_host
+  denied abstract_host
+  denied signal_host
+  ok signal_self
+  denied fork_past_limit
+  ok fork_within_limit
+done
+kill "$LTCP" "$LABS" "$VICTIM" 2>/dev/null
+wait 2>/dev/null
+exit 0
