@@ -2,7 +2,8 @@
 # run.sh TIER [ENV…] — the non-cargo test tiers: hullward's promises checked where users run it.
 #
 #   host    this kernel: root, uid 1000, a Docker-default container and a Kubernetes-style pod
-#           (scripts/matrix/container-sim.c), all on the host kernel
+#           (scripts/matrix/container-sim.c), all on the host kernel; and the harness's control
+#           (env "unconfined": no sandbox at all, every attack must be seen to succeed)
 #   kernel  the old stock kernels (MX_KERNELS, default "deb12 u2204") booted in qemu, every case
 #   matrix  host + every kernel of the matrix (deb12 u2204 u2404 deb13)
 #   all     host + kernel (what scripts/test.sh runs by default, after cargo test)
@@ -51,6 +52,10 @@ tools() {
   (cd "$repo" && cargo build --locked --quiet --bin hullward) || return 1
   cp "$target_dir/debug/hullward" "$out/bin/hullward"
   cp "$here/check.sh" "$out/bin/check.sh"
+  # The harness's own control: a "hullward" that enforces nothing, under which every attack must
+  # be seen to succeed (expect.tsv: exposed), so that each check is shown able to fail.
+  printf '#!/bin/sh\n[ "$1" = --version ] && { echo "no sandbox"; exit 0; }\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n' >"$out/bin/unconfined"
+  chmod 755 "$out/bin/unconfined"
   chmod -R a+rX "$out"
 }
 
@@ -68,7 +73,7 @@ host_case() {
   local env=$1 case=$2 uid=$3; shift 3
   local dir=$out/ws/$env-$case
   mkdir -p "$dir"; chown "$uid:$uid" "$dir"; chmod 755 "$out" "$out/ws"
-  "$@" env HW="$out/bin/hullward" PROBE="$out/bin/probe" WS="$dir/w" ENV="$env" CASE="$case" \
+  "$@" env HW="${HW_UNDER_TEST:-$out/bin/hullward}" PROBE="$out/bin/probe" WS="$dir/w" ENV="$env" CASE="$case" \
     MODES="${MODES//,/ }" sh "$out/bin/check.sh" </dev/null
 }
 as_uid1000() { setpriv --reuid 1000 --regid 1000 --clear-groups "$@"; }
@@ -81,6 +86,10 @@ host_envs() {
   if selected host; then
     plan host root,uid1000; log=$out/host.log
     { host_case host root 0; host_case host uid1000 1000 as_uid1000; } >"$log" 2>&1
+  fi
+  if selected unconfined; then
+    plan unconfined root; log=$out/unconfined.log
+    HW_UNDER_TEST=$out/bin/unconfined host_case unconfined root 0 >"$log" 2>&1
   fi
   if selected docker-default; then
     plan docker-default root,uid1000; log=$out/docker-default.log
@@ -149,6 +158,18 @@ reason() {
   echo "${m:-${1##* // }}"
 }
 
+# listed_dropped CHECK STDERR: --no-strict named the promise CHECK attacks among those it runs without
+listed_dropped() {
+  local pattern
+  case $1 in
+    fork_past_limit) pattern='running without[^/]*process limit' ;;
+    signal_host|abstract_host) pattern='running without[^/]*(signals|abstract)' ;;
+    tcp_*) pattern='running without[^/]*(network|egress)' ;;
+    *) return 1 ;;
+  esac
+  grep -Eq "$pattern" <<<"$2"
+}
+
 passed=0 failed=0 known=0 build_failed=0
 verdict() { # PASS|FAIL|KNOWN ROW TEXT
   printf '%-5s %-32s %s\n' "$1" "$2" "$3" | tee -a "$out/summary.txt"
@@ -164,6 +185,7 @@ judge() {
   local err=${run#*|err=}
   local last=${err##* // } why
   why=$(reason "$err")
+  if [ "$want" = exposed ]; then exposed "$row" "$rc"; return; fi
   if [ "$rc" = 3 ]; then
     if [ -z "$err" ]; then st=FAIL text="exit 3 without a message"
     elif [ "$want" = run ]; then st=FAIL text="expected a run, refused (exit 3): $why"
@@ -171,10 +193,11 @@ judge() {
     return
   fi
   if [ "$rc" != 0 ]; then st=FAIL text="exit $rc (a refusal must be exit 3 with a message): $last"; return; fi
-  local broken=() held=0 name ok answer
+  local broken=() dropped=() held=0 name ok answer mode=${row##*|}
   while IFS='|' read -r _ _ _ _ name ok answer; do
     [ -n "$name" ] || continue
     if [ "$ok" = held=yes ] || [[ ",$may," == *",$name,"* ]]; then held=$((held + 1))
+    elif [ "$mode" = nostrict ] && listed_dropped "$name" "$err"; then dropped+=("$name")
     else broken+=("$name: $answer"); fi
   done < <(grep -aoh "MXCHK|$row|.*" "$out"/*.log)
   if [ $held -eq 0 ] && [ ${#broken[@]} -eq 0 ]; then st=FAIL text="ran, but no check answered"; return; fi
@@ -182,15 +205,33 @@ judge() {
     local IFS=';'; st=FAIL text="ran, promise broken: ${broken[*]}"; return
   fi
   st=PASS text="ran, all $held checks held"
-  [ "$may" != - ] && text+=" (counting $may, listed as dropped)"
+  [ "$may" != - ] && text+=" (counting $may, excused in expect.tsv)"
+  [ ${#dropped[@]} -eq 0 ] || text="ran, $held checks held, ${dropped[*]} broken as --no-strict said (dropped)"
   [ "$want" = run ] || text+=" — runs now: set this row to run in scripts/matrix/expect.tsv"
+}
+
+# exposed ROW RC → st, text: with nothing enforced, every attack must be seen to succeed and every
+# neighbour to work; a check that still "holds" cannot detect the breach it is there for
+exposed() {
+  local blind=() n=0 name ok
+  [ "$2" = 0 ] || { st=FAIL text="the unconfined control exited $2"; return; }
+  while IFS='|' read -r _ _ _ _ name ok _; do
+    n=$((n + 1))
+    case $name in
+      inside_*|signal_self|fork_within_limit) [ "$ok" = held=yes ] || blind+=("$name") ;;
+      *) [ "$ok" = held=no ] || blind+=("$name") ;;
+    esac
+  done < <(grep -aoh "MXCHK|$1|.*" "$out"/*.log)
+  if [ $n -eq 0 ]; then st=FAIL text="the unconfined control gave no check"
+  elif [ ${#blind[@]} -gt 0 ]; then st=FAIL text="checks blind to an unconfined program: ${blind[*]}"
+  else st=PASS text="with nothing enforced all $n checks see the breach or the neighbour working"; fi
 }
 
 evaluate_row() { # ENV|CASE|MODE
   local row=$1 env case mode; IFS='|' read -r env case mode <<<"$row"
   local want detail st text; read -r want detail <<<"$(expect "$env" "$case" "$mode")"
   case $want in
-    run|refuse)
+    run|refuse|exposed)
       if [ "$mode" = strict ] && [ "$detail" != - ]; then
         verdict FAIL "$env $case $mode" "expect.tsv: a strict row cannot excuse checks ($detail)"; return
       fi
