@@ -15,7 +15,7 @@
 # busybox-static, cpio and musl-tools (scripts/ci-deps.sh). cargo's own closing lines stay as they
 # are; the other tiers end with `matrix: N passed, N failed`.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 fast() { cargo test --locked "$@"; }
 case ${1:-all} in
   fast) shift; fast "$@" ;;

@@ -67,6 +67,7 @@ cd "$WS/root" || exit 1
 for mode in $MODES; do
   case $mode in strict) flags= ;; nostrict) flags=--no-strict ;; *) echo "check.sh: unknown mode $mode" >&2; continue ;; esac
   rm -f "$WS/root/made-inside" "$WS/outside/planted" "/var/tmp/mx-planted-$$"
+  # shellcheck disable=SC2086 # $flags is empty or one flag
   "$HW" run --config "$WS/hullward.yaml" --timeout 120s $flags -- sh -c "$PROGRAM" </dev/null >"$WS/out" 2>"$WS/err"
   rc=$?
   sed "s/^/  [$mode] out: /" "$WS/out"; sed "s/^/  [$mode] err: /" "$WS/err" | head -20

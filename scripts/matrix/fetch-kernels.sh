@@ -58,7 +58,7 @@ unpack() {
   mkdir -p "$dir/x"
   dpkg-deb --fsys-tarfile "$dir"/*.deb | tar -x -C "$dir/x" ./boot || {
     echo "fetch $name: skipped: $pkg has no ./boot"; return 1; }
-  local vmlinuz; vmlinuz=$(ls "$dir"/x/boot/vmlinuz-* 2>/dev/null | head -1)
+  local vmlinuz; vmlinuz=$(find "$dir/x/boot" -name 'vmlinuz-*' | head -1)
   [ -n "$vmlinuz" ] || { echo "fetch $name: skipped: no vmlinuz in $pkg"; return 1; }
   mkdir -p "$out"; cp "$vmlinuz" "$out/vmlinuz"; echo "$pkg" > "$out/package"
   echo "fetch $name: $pkg ($(basename "$vmlinuz"))"
@@ -66,6 +66,16 @@ unpack() {
 
 want() { local n; for n in "${names[@]}"; do [ "$n" = "$1" ] && return 0; done; return 1; }
 have() { [ -s "$cache/$1/vmlinuz" ] && echo "fetch $1: cached $(cat "$cache/$1/package")"; }
+
+# updated CONF NAME: apt-get update, and package lists to show for it (apt exits 0 even when
+# every source failed, so the lists are what tells)
+updated() {
+  local log=$work/$2/update.log
+  APT_CONFIG=$1 apt-get update -q >"$log" 2>&1
+  if ls "$work/$2/lists/"*_Packages* >/dev/null 2>&1; then return 0; fi
+  echo "fetch: $2 archive: no package lists after apt-get update: $(grep -E '^(Err|E|W):' "$log" | head -1)"
+  return 1
+}
 
 deb=$(apt_env debian)
 cat > "$work/debian/sources.list" <<S
@@ -76,8 +86,7 @@ S
 deb_ready=
 debian_update() {
   [ -n "$deb_ready" ] && return "$deb_ready"
-  if APT_CONFIG=$deb apt-get update -qq >"$work/debian/update.log" 2>&1; then deb_ready=0; else
-    deb_ready=1; echo "fetch: Debian archive: apt-get update failed: $(tail -1 "$work/debian/update.log")"; fi
+  if updated "$deb" debian; then deb_ready=0; else deb_ready=1; fi
   return "$deb_ready"
 }
 debian_kernel() { # NAME SUITE
@@ -95,21 +104,21 @@ ubuntu_update() {
   debian_update || return 1
   local kr=$work/ubuntu/keyring
   mkdir -p "$kr"
-  (cd "$kr" && APT_CONFIG=$deb apt-get download -q ubuntu-keyring/trixie >/dev/null 2>&1) &&
-    dpkg-deb -x "$kr"/ubuntu-keyring_*.deb "$kr/x" || {
-    echo "fetch: ubuntu-keyring/trixie not available from the Debian archive"; return 1; }
+  if ! (cd "$kr" && APT_CONFIG=$deb apt-get download -q ubuntu-keyring/trixie >/dev/null 2>&1 &&
+    dpkg-deb -x "$kr"/ubuntu-keyring_*.deb "$kr/x"); then
+    echo "fetch: ubuntu-keyring/trixie not available from the Debian archive"; return 1
+  fi
   local key=$kr/x/usr/share/keyrings/ubuntu-archive-keyring.gpg
   cat > "$work/ubuntu/sources.list" <<S
 deb [arch=amd64 signed-by=$key] http://archive.ubuntu.com/ubuntu jammy-updates main
 deb [arch=amd64 signed-by=$key] http://archive.ubuntu.com/ubuntu noble-updates main
 S
-  if APT_CONFIG=$ubu apt-get update -qq >"$work/ubuntu/update.log" 2>&1; then ubu_ready=0; else
-    echo "fetch: Ubuntu archive: apt-get update failed: $(tail -1 "$work/ubuntu/update.log")"; fi
+  if updated "$ubu" ubuntu; then ubu_ready=0; fi
   return "$ubu_ready"
 }
 ubuntu_kernel() { # NAME SUITE
   have "$1" && return 0
-  ubuntu_update || { echo "fetch $1: skipped: archive.ubuntu.com unreachable from here"; return 1; }
+  ubuntu_update || { echo "fetch $1: skipped: archive.ubuntu.com unreachable"; return 1; }
   local pkg; pkg=$(meta_dep "$ubu" linux-image-generic "$2") || pkg=
   [ -n "$pkg" ] || { echo "fetch $1: skipped: no linux-image-generic in $2"; return 1; }
   unpack "$1" "$ubu" "$pkg"
@@ -118,7 +127,7 @@ ubuntu_kernel() { # NAME SUITE
 got=0
 for n in "${names[@]}"; do
   case $n in
-    deb12) debian_kernel deb12 bookworm-security || debian_kernel deb12 'bookworm/' ;;
+    deb12) debian_kernel deb12 bookworm ;;
     deb13) debian_kernel deb13 trixie ;;
     u2204) ubuntu_kernel u2204 jammy-updates ;;
     u2404) ubuntu_kernel u2404 noble-updates ;;

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # PID 1 of a matrix guest (scripts/matrix/kernel.sh boots it).
 #
 # Why: the guest must look like the machines users run hullward on — a cgroup v2 tree with the

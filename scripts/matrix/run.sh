@@ -25,7 +25,7 @@ cache=$(realpath -m "${MX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hullward-matrix
 target_dir=$(realpath -m "${CARGO_TARGET_DIR:-$repo/target}")
 musl=x86_64-unknown-linux-musl
 declare -A kernel_env=([deb12]=deb12-6.1 [u2204]=u2204-5.15 [u2404]=u2404-6.8 [deb13]=deb13-6.12)
-kernels=${MX_KERNELS:-deb12 u2204}
+read -r -a kernel_list <<<"${MX_KERNELS:-deb12 u2204}"
 CASES_GUEST=root,session,delegated,uid1000
 MODES=strict,nostrict
 skipped=() planned=()
@@ -54,6 +54,7 @@ tools() {
   cp "$here/check.sh" "$out/bin/check.sh"
   # The harness's own control: a "hullward" that enforces nothing, under which every attack must
   # be seen to succeed (expect.tsv: exposed), so that each check is shown able to fail.
+  # shellcheck disable=SC2016 # the script's own $1 and $@
   printf '#!/bin/sh\n[ "$1" = --version ] && { echo "no sandbox"; exit 0; }\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n' >"$out/bin/unconfined"
   chmod 755 "$out/bin/unconfined"
   chmod -R a+rX "$out"
@@ -263,8 +264,8 @@ esac
 tools || { echo "FAIL building the tools (probe, container-sim, hullward)"; echo "matrix: 0 passed, 1 failed"; exit 1; }
 case $tier in
   host) host_envs ;;
-  kernel) kernel_envs $kernels ;;
+  kernel) kernel_envs "${kernel_list[@]}" ;;
   matrix) host_envs; kernel_envs deb12 u2204 u2404 deb13 ;;
-  all) host_envs; kernel_envs $kernels ;;
+  all) host_envs; kernel_envs "${kernel_list[@]}" ;;
 esac
 evaluate
