@@ -54,6 +54,8 @@ for c in $CASES; do
     sh -c "echo \$\$ > $d/cgroup.procs && CASE=delegated WS=/srv/ws-delegated exec sh /mx/check.sh" ;;
   uid1000)    # an ordinary user, user namespaces as the kernel's defaults allow them
     HOME=/home/u CASE=uid1000 WS=/home/u/ws /mx/probe runas 1000 1000 sh /mx/check.sh ;;
+  unconfined) # the harness's control under busybox: no sandbox, every attack must succeed
+    HW=/mx/unconfined CASE=unconfined WS=/srv/ws-unconfined sh /mx/check.sh ;;
   *) echo "MXCASE|$ENVNAME|$c|unknown case" ;;
   esac
 done

@@ -26,7 +26,7 @@ target_dir=$(realpath -m "${CARGO_TARGET_DIR:-$repo/target}")
 musl=x86_64-unknown-linux-musl
 declare -A kernel_env=([deb12]=deb12-6.1 [u2204]=u2204-5.15 [u2404]=u2404-6.8 [deb13]=deb13-6.12)
 read -r -a kernel_list <<<"${MX_KERNELS:-deb12 u2204}"
-CASES_GUEST=root,session,delegated,uid1000
+CASES_GUEST=root,session,delegated,uid1000,unconfined
 MODES=strict,nostrict
 skipped=() planned=()
 
@@ -121,7 +121,7 @@ kernel_envs() { # KERNEL-NAMES…
   if [ $rc != 0 ]; then
     echo "FAIL static hullward: cargo build --target $musl failed"; build_failed=1; return
   fi
-  "$here/mkinitrd.sh" "$out/initrd.gz" "$out/bin/hullward-static" "$out/bin/probe" || {
+  "$here/mkinitrd.sh" "$out/initrd.gz" "$out/bin/hullward-static" "$out/bin/probe" "$out/bin/unconfined" || {
     echo "FAIL initramfs: mkinitrd.sh failed"; build_failed=1; return; }
   "$here/fetch-kernels.sh" "$cache/kernels" "${names[@]}" | tee "$out/fetch.log"
   for n in "${names[@]}"; do boot_env "$n"; done
