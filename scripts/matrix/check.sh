@@ -23,7 +23,10 @@ printf '%s\n' "$INSIDE_NEEDLE" > "$WS/root/README.md"
 printf '%s\n' "$OUTSIDE_NEEDLE" > "$WS/outside/notes.txt"
 cp "$PROBE" "$WS/root/probe" && chmod 755 "$WS/root/probe"
 chmod 644 "$WS/root/.env" "$WS/root/README.md" "$WS/outside/notes.txt"
-printf 'Sandbox:\n  Limits:\n    Processes: 32\n' > "$WS/hullward.yaml"
+# Writable is the work dir's own scratch: the default /tmp would cover "outside" (and the whole
+# work dir) when WS lives under /tmp and no mount namespace gives the call a private /tmp.
+mkdir -p "$WS/scratch"
+printf 'Sandbox:\n  Writable: [%s]\n  Limits:\n    Processes: 32\n' "$WS/scratch" > "$WS/hullward.yaml"
 export HULLWARD_HOME="$WS/home"
 
 "$PROBE" listen-tcp 0.0.0.0 "$PORT" 900 >/dev/null 2>&1 & LTCP=$!
