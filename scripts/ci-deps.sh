@@ -10,6 +10,7 @@ command -v git >/dev/null || need+=(git)
 command -v ip >/dev/null || need+=(iproute2)
 command -v curl >/dev/null || need+=(curl)
 command -v openssl >/dev/null || need+=(openssl)
+command -v man >/dev/null || need+=(man-db)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}"
