@@ -284,12 +284,14 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
         without: "abstract Unix sockets of the host (D-Bus, X11, containerd…) are reachable".into(),
     });
     let limits = policy.sandbox.limits;
-    let mut processes = vec![layer(
-        "a cgroup pids controller",
-        (!cg.can_limit_processes())
-            .then(|| "no cgroup with the pids controller is writable here".to_string()),
-        cg_remedy.clone(),
-    )];
+    let controller = |name: &str, writable: bool| {
+        layer(
+            format!("a cgroup {name} controller"),
+            (!writable).then(|| format!("no cgroup with the {name} controller is writable here")),
+            cg_remedy.clone(),
+        )
+    };
+    let mut processes = vec![controller("pids", cg.can_limit_processes())];
     if !kernel.root {
         processes.push(layer("RLIMIT_NPROC", None, ""));
     }
@@ -301,24 +303,14 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
     if limits.memory_bytes.is_some() {
         out.push(PromiseCheck {
             promise: "bounded memory",
-            layers: vec![layer(
-                "a cgroup memory controller",
-                (!cg.can_limit_memory())
-                    .then(|| "no cgroup with the memory controller is writable here".to_string()),
-                cg_remedy.clone(),
-            )],
+            layers: vec![controller("memory", cg.can_limit_memory())],
             without: "the memory limit (Sandbox.Limits.MemoryBytes)".into(),
         });
     }
     if limits.cpu_millis.is_some() {
         out.push(PromiseCheck {
             promise: "bounded CPU",
-            layers: vec![layer(
-                "a cgroup cpu controller",
-                (!cg.can_limit_cpu())
-                    .then(|| "no cgroup with the cpu controller is writable here".to_string()),
-                cg_remedy,
-            )],
+            layers: vec![controller("cpu", cg.can_limit_cpu())],
             without: "the CPU limit (Sandbox.Limits.Cpu)".into(),
         });
     }
