@@ -525,14 +525,6 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
                 if call.terminal {
                     child_rules.push(PathRule { path: "/dev/pts".into(), grant: Grant::Device });
                 }
-            } else {
-                rules.extend(
-                    DEVICES
-                        .iter()
-                        .map(PathBuf::from)
-                        .filter(|p| p.exists())
-                        .map(|path| PathRule { path, grant: Grant::Device }),
-                );
             }
             LandlockPlan {
                 abi: kernel.landlock_abi,
