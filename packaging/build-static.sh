@@ -12,7 +12,7 @@ rustup target list --installed | grep -qx "$target" || rustup target add "$targe
 command -v musl-gcc >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq musl-tools >/dev/null
 cargo build --release --locked --target "$target"
 mkdir -p dist
-cp "target/$target/release/hullward" dist/hullward
+cp "${CARGO_TARGET_DIR:-target}/$target/release/hullward" dist/hullward
 strip dist/hullward
 file dist/hullward
 ls -la dist/hullward

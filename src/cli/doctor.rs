@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::style::{Style, Tone};
 use super::CommonArgs;
 use crate::error::Error;
 use crate::sandbox::cgroup::CallCgroup;
@@ -77,7 +78,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
     if common.json {
         println!("{report}");
     } else {
-        print!("{}", render(&report));
+        print!("{}", render(&report, Style::for_stdout()));
     }
     Ok(0)
 }
@@ -123,19 +124,22 @@ fn landlock_features(abi: i32) -> Vec<&'static str> {
     all.iter().filter(|(v, _)| *v <= abi).map(|(_, f)| *f).collect()
 }
 
-fn yes(v: &Value) -> &'static str {
-    if v.as_bool() == Some(true) {
-        "yes"
-    } else {
-        "NO"
-    }
-}
-
-fn render(r: &Value) -> String {
+/// The report as text: labels in bold, what holds in green, what is missing in red (on a terminal
+/// only: [`Style::for_stdout`]).
+fn render(r: &Value, style: Style) -> String {
     let s = |v: &Value| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+    let yes = |v: &Value| {
+        if v.as_bool() == Some(true) {
+            style.paint(Tone::Good, "yes")
+        } else {
+            style.paint(Tone::Bad, "NO")
+        }
+    };
+    let bad = |text: &str| style.paint(Tone::Bad, text);
     let ll = &r["landlock"];
     let abi = ll["abi"].as_i64().unwrap_or(0);
-    let mut out = String::from("hullward doctor: what this machine enforces for this caller\n");
+    let mut out = style.paint(Tone::Strong, "hullward doctor: what this machine enforces for this caller");
+    out.push('\n');
     out.push_str(&format!("  kernel               {}\n", s(&r["kernel"])));
     out.push_str(&format!(
         "  running as root      {}{}\n",
@@ -149,7 +153,7 @@ fn render(r: &Value) -> String {
     out.push_str(&format!(
         "  Landlock             {}\n",
         if abi == 0 {
-            "NO".to_string()
+            bad("NO")
         } else {
             format!(
                 "ABI {abi}{} — {}",
@@ -182,16 +186,20 @@ fn render(r: &Value) -> String {
     let cg = &r["cgroup"];
     out.push_str(&format!(
         "  cgroup v2            {}\n",
-        if cg["v2"].is_null() { "NO (no writable cgroup v2)".to_string() } else { s(&cg["v2"]) }
+        if cg["v2"].is_null() { bad("NO (no writable cgroup v2)") } else { s(&cg["v2"]) }
     ));
     out.push_str(&format!(
         "  tree kill            {}\n",
-        if cg["kill"].as_bool() == Some(true) { "cgroup.kill" } else { "fallback: subreaper + /proc walk" }
+        if cg["kill"].as_bool() == Some(true) {
+            style.paint(Tone::Good, "cgroup.kill")
+        } else {
+            style.paint(Tone::Warn, "fallback: subreaper + /proc walk")
+        }
     ));
     for (name, key) in [("process limit", "pids"), ("memory limit", "memory"), ("CPU limit", "cpu")] {
         out.push_str(&format!(
             "  {name:<20} {}\n",
-            if cg[key].is_null() { "NONE".to_string() } else { s(&cg[key]) }
+            if cg[key].is_null() { bad("NONE") } else { s(&cg[key]) }
         ));
     }
     if !cg["error"].is_null() {
@@ -203,14 +211,14 @@ fn render(r: &Value) -> String {
         out.push_str(&format!(
             "    {:<36} {}\n",
             s(&p["promise"]),
-            if held.is_empty() { "NOTHING".to_string() } else { held.join(" + ") }
+            if held.is_empty() { bad("NOTHING") } else { style.paint(Tone::Good, &held.join(" + ")) }
         ));
     }
     let strict = &r["strict"];
     if strict["can_run"].as_bool() == Some(true) {
-        out.push_str("  strict mode          can run\n");
+        out.push_str(&format!("  strict mode          {}\n", style.paint(Tone::Good, "can run")));
     } else {
-        out.push_str("  strict mode          REFUSES (exit 3); unheld promises:\n");
+        out.push_str(&format!("  strict mode          {}; unheld promises:\n", bad("REFUSES (exit 3)")));
         for m in strict["missing"].as_array().into_iter().flatten() {
             out.push_str(&format!("    - {}: missing {}\n", s(&m["promise"]), s(&m["feature"])));
             out.push_str(&format!("      would supply it: {}\n", s(&m["remedy"])));
@@ -218,4 +226,34 @@ fn render(r: &Value) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Value {
+        json!({
+            "kernel": "6.1.0", "root": true, "privileged": true,
+            "landlock": {"abi": 0, "pinned": null, "kernel_abi": 0, "errata": 0, "features": []},
+            "seccomp": true,
+            "namespaces": {"user": true, "mount": true, "network": false, "fresh_proc": true, "masks": true},
+            "refused": [],
+            "cgroup": {"v2": null, "kill": false, "pids": null, "memory": null, "cpu": null, "error": null},
+            "promises": [{"promise": "network", "held_by": []}],
+            "strict": {"can_run": false, "missing": []},
+        })
+    }
+
+    #[test]
+    fn plain_report_has_no_escapes_and_colour_marks_what_is_missing() {
+        let plain = render(&sample(), Style { color: false });
+        assert!(!plain.contains('\x1b'), "{plain}");
+        assert!(plain.contains("  network namespaces   NO\n"), "{plain}");
+        assert!(plain.contains("REFUSES (exit 3)"), "{plain}");
+        let painted = render(&sample(), Style { color: true });
+        assert!(painted.contains("network namespaces   \x1b[31mNO\x1b[0m"), "{painted:?}");
+        assert!(painted.contains("seccomp              \x1b[32myes\x1b[0m"), "{painted:?}");
+        assert!(painted.contains("\x1b[31mNOTHING\x1b[0m"), "{painted:?}");
+    }
 }
