@@ -733,12 +733,16 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__run)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --connect --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --connect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -885,12 +889,16 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__sh)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --connect --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --connect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -57,6 +57,7 @@ complete -c hullward -n "__fish_hullward_needs_command" -f -a "validate" -d 'Val
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "doctor" -d 'Report what this kernel can enforce and whether strict mode can run here'
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "serve" -d 'Run the supervisor daemon on a Unix socket'
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "audit" -d 'Read the audit log back as a timeline of decisions, calls, egress and quarantined paths'
+complete -c hullward -n "__fish_hullward_using_subcommand run" -l connect -d 'Send the call to the `hullward serve` on this socket (also HULLWARD_SOCKET)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l root -d 'The sandbox root (default: the current directory)' -r -F
@@ -80,6 +81,7 @@ complete -c hullward -n "__fish_hullward_using_subcommand run" -l no-strict -d '
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l yolo -d 'No sandbox at all (loud warning)'
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand run" -s h -l help -d 'Print help'
+complete -c hullward -n "__fish_hullward_using_subcommand sh" -l connect -d 'Send the call to the `hullward serve` on this socket (also HULLWARD_SOCKET)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l root -d 'The sandbox root (default: the current directory)' -r -F

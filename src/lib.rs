@@ -4,7 +4,7 @@
 //! [`policy`] loads one immutable `Policy`; [`guard`] decides requests before anything runs;
 //! [`supervisor`] runs an allowed call: [`sandbox`] confines it at the kernel, [`filter`] masks
 //! what it prints, [`proxy`] is its only way out with `--net proxy`, [`audit`] records it;
-//! [`cli`] wires the commands of the contract to them.
+//! [`serve`] runs calls sent over a Unix socket; [`cli`] wires the commands of the contract to them.
 
 // Module documentation explains the order in which private modules are used and links to them;
 // read it with `cargo doc --document-private-items`.
@@ -19,6 +19,7 @@ pub mod guard;
 pub mod policy;
 pub mod proxy;
 pub mod sandbox;
+pub mod serve;
 pub mod supervisor;
 
 pub use error::Error;

@@ -14,10 +14,12 @@
 mod args;
 mod audit;
 mod check;
+mod connect;
 mod doctor;
 mod explain;
 mod filter;
 mod run;
+mod serve;
 mod style;
 mod validate;
 
@@ -71,6 +73,9 @@ it ran; 3 strict mode refused; 2 usage or configuration error; 125 hullward fail
         /// The program and its arguments (after `--`).
         #[arg(required = true, trailing_var_arg = true, value_name = "PROGRAM")]
         argv: Vec<OsString>,
+        /// Send the call to the `hullward serve` on this socket (also HULLWARD_SOCKET).
+        #[arg(long, value_name = "SOCK")]
+        connect: Option<PathBuf>,
     },
     /// Check a shell command string with the shell guard, then run it as `/bin/sh -c`.
     #[command(after_help = "\
@@ -84,6 +89,9 @@ A command the shell guard denies exits 126 and prints the [DENIED] reason; nothi
         /// The command string (after `--`).
         #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
         command: Vec<String>,
+        /// Send the call to the `hullward serve` on this socket (also HULLWARD_SOCKET).
+        #[arg(long, value_name = "SOCK")]
+        connect: Option<PathBuf>,
     },
     /// Decide a request without carrying it out.
     #[command(after_help = "\
@@ -210,11 +218,11 @@ fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Check { what } => check::run(common, what),
         Command::Validate => validate::run(common),
         Command::Explain { argv } => explain::run(common, &argv),
-        Command::Run { argv } => run::run(common, argv),
-        Command::Sh { command } => run::sh(common, &command),
+        Command::Run { argv, connect } => run::run(common, argv, connect::socket(connect).as_deref()),
+        Command::Sh { command, connect } => run::sh(common, &command, connect::socket(connect).as_deref()),
         Command::Filter => filter::run(common),
         Command::Doctor => doctor::run(common),
-        Command::Serve { .. } => Err(Error::NotImplemented("serve")),
+        Command::Serve { socket } => serve::run(common, socket),
         Command::Audit { since, call } => audit::run(common, since, call.as_deref()),
     }
 }

@@ -1,39 +1,133 @@
 //! `hullward run -- PROGRAM ARGS…` and `hullward sh -- 'COMMAND'`: one call under kernel
 //! enforcement. `sh` is the `shell_run` tool: the shell guard decides the command string first
 //! (a denial exits 126 without running anything), then `/bin/sh -c COMMAND` runs like `run`.
+//!
+//! The call runs in this process through the engine ([`supervisor::run`]) with [`Terminal`] as
+//! its front end, or, with `--connect SOCK` (or `HULLWARD_SOCKET`), in a running `hullward serve`
+//! ([`super::connect`]).
 
 use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use tokio::signal::unix::{signal, SignalKind};
 
 use super::CommonArgs;
 use crate::audit::Subject;
 use crate::error::Error;
 use crate::guard::shell;
-use crate::supervisor::{self, RunRequest};
+use crate::policy::Policy;
+use crate::supervisor::approval::{self, Approval};
+use crate::supervisor::pump::Sink;
+use crate::supervisor::{self, CallSpec, Engine, Front, Input, Stop, StopFuture, Stream};
 
-pub fn run(common: &CommonArgs, argv: Vec<OsString>) -> Result<u8, Error> {
-    let policy = common.policy()?;
+pub fn run(common: &CommonArgs, argv: Vec<OsString>, connect: Option<&Path>) -> Result<u8, Error> {
+    if let Some(socket) = connect {
+        let argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        return super::connect::call(common, socket, json!({"method": "run", "argv": argv}));
+    }
+    let engine = Engine::new(common.policy()?);
     let words: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let request = RunRequest {
-        argv,
+    let spec = CallSpec {
         display: words.join(" "),
         subject: Subject::Argv(words),
-        json: common.json,
         guard: None,
+        ..cli_spec(&engine, argv)?
     };
-    supervisor::run(&policy, &request)
+    Ok(supervisor::run(&engine, &spec, &Terminal { json: common.json })?.code)
 }
 
-pub fn sh(common: &CommonArgs, command: &[String]) -> Result<u8, Error> {
-    let policy = common.policy()?;
+pub fn sh(common: &CommonArgs, command: &[String], connect: Option<&Path>) -> Result<u8, Error> {
     let command = command.join(" ");
-    let guard = Some(shell::check(&policy, &command));
+    if let Some(socket) = connect {
+        return super::connect::call(common, socket, json!({"method": "shell_run", "command": command}));
+    }
+    let engine = Engine::new(common.policy()?);
+    let guard = Some(shell::check(engine.policy(), &command));
     let argv = ["/bin/sh", "-c", command.as_str()].iter().map(OsString::from).collect();
-    let request = RunRequest {
-        argv,
+    let spec = CallSpec {
         display: command.clone(),
         subject: Subject::Command(command),
-        json: common.json,
         guard,
+        ..cli_spec(&engine, argv)?
     };
-    supervisor::run(&policy, &request)
+    Ok(supervisor::run(&engine, &spec, &Terminal { json: common.json })?.code)
+}
+
+/// The parts of a CLI call that come from this process: the current directory, the environment,
+/// the terminal, standard input.
+fn cli_spec(engine: &Engine, argv: Vec<OsString>) -> Result<CallSpec, Error> {
+    let cwd: PathBuf =
+        std::env::current_dir().map_err(|e| Error::Internal(format!("current directory: {e}")))?;
+    Ok(CallSpec {
+        argv,
+        cwd,
+        env: engine.env().clone(),
+        terminal: std::io::stdin().is_terminal() || std::io::stdout().is_terminal(),
+        stdin: Input::Inherit,
+        display: String::new(),
+        subject: Subject::Argv(Vec::new()),
+        guard: None,
+        timeout: None,
+    })
+}
+
+/// The CLI's front end: approval on `/dev/tty`, output on this process's stdout and stderr,
+/// events on stderr with `--json`, stopped by SIGINT, SIGTERM or SIGHUP.
+struct Terminal {
+    json: bool,
+}
+
+impl Front for Terminal {
+    fn approve(&self, policy: &Policy, what: &str, needed: bool) -> Approval {
+        if needed {
+            approval::ask(policy, what)
+        } else {
+            Approval::Granted
+        }
+    }
+
+    /// Plain text on stderr, or a `notice` event with `--json` (so that stderr stays one JSON
+    /// object per line).
+    fn say(&self, text: &str) {
+        if self.json {
+            self.event(json!({ "event": "notice", "message": text }));
+        } else {
+            eprintln!("{text}");
+        }
+    }
+
+    fn event(&self, event: Value) {
+        if self.json {
+            eprintln!("{event}");
+        }
+    }
+
+    fn sink(&self, stream: Stream) -> Sink {
+        match stream {
+            Stream::Stdout => Sink::Stdout(tokio::io::stdout()),
+            Stream::Stderr if self.json => Sink::JsonEvents { stream: "stderr", out: tokio::io::stderr() },
+            Stream::Stderr => Sink::Stderr(tokio::io::stderr()),
+        }
+    }
+
+    fn stop(&self) -> StopFuture<'_> {
+        Box::pin(async {
+            let watch = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            );
+            let (Ok(mut int), Ok(mut term), Ok(mut hup)) = watch else {
+                eprintln!("hullward: warning: cannot watch SIGINT/SIGTERM/SIGHUP during the call");
+                return std::future::pending().await;
+            };
+            tokio::select! {
+                _ = int.recv() => Stop::Signal(libc::SIGINT),
+                _ = term.recv() => Stop::Signal(libc::SIGTERM),
+                _ = hup.recv() => Stop::Signal(libc::SIGHUP),
+            }
+        })
+    }
 }

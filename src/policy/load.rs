@@ -199,6 +199,9 @@ struct Accum {
     unattended: Option<Unattended>,
     allow_substitution: Option<bool>,
     protect_git_metadata: Option<bool>,
+    approval_timeout: Option<Duration>,
+    shutdown_grace: Option<Duration>,
+    skill_dirs: Option<Vec<RawPath>>,
     diags: Vec<Diagnostic>,
 }
 
@@ -536,6 +539,23 @@ fn apply_sandbox(acc: &mut Accum, layer: &Layer<'_>, sb: &SandboxSection) {
     if let Some(v) = sb.protect_git_metadata {
         acc.protect_git_metadata = Some(v);
     }
+    for (key, value, slot) in [
+        ("ApprovalTimeout", &sb.approval_timeout, &mut acc.approval_timeout),
+        ("ShutdownGrace", &sb.shutdown_grace, &mut acc.shutdown_grace),
+    ] {
+        let Some(text) = value.as_ref().map(|v| v.to_text()) else { continue };
+        match duration::parse(&text) {
+            Some(d) => *slot = Some(d),
+            None => acc.diags.push(layer.diag(
+                Severity::Error,
+                &[s, Key(key)],
+                format!("'{text}' is not a duration (e.g. 30s, 5m, 1h)"),
+            )),
+        }
+    }
+    if let Some(v) = &sb.skill_dirs {
+        acc.skill_dirs = Some(raw_paths(layer, &[s, Key("SkillDirs")], v));
+    }
 }
 
 fn is_env_name(name: &str) -> bool {
@@ -801,6 +821,12 @@ fn finish(
             unattended: acc.unattended.unwrap_or(Unattended::Deny),
             allow_substitution: acc.allow_substitution.unwrap_or(false),
             protect_git_metadata,
+            approval_timeout: acc.approval_timeout.unwrap_or(Duration::from_secs(300)),
+            shutdown_grace: acc.shutdown_grace.unwrap_or(Duration::from_secs(10)),
+            skill_dirs: acc
+                .skill_dirs
+                .as_ref()
+                .map(|dirs| dirs.iter().map(|raw| raw.base.join(expand_tilde(&raw.text))).collect()),
         },
         session: Session {
             hitl: req.flags.hitl.unwrap_or(req.stdin_is_tty),

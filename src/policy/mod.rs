@@ -168,6 +168,13 @@ pub struct SandboxPolicy {
     pub allow_substitution: bool,
     /// `Sandbox.ProtectGitMetadata`: `.git/hooks/**` and `.git/config` are write-protected.
     pub protect_git_metadata: bool,
+    /// `Sandbox.ApprovalTimeout` (`serve`): an approval not answered within it is a refusal.
+    pub approval_timeout: Duration,
+    /// `Sandbox.ShutdownGrace` (`serve`): how long running calls may go on after SIGTERM.
+    pub shutdown_grace: Duration,
+    /// `Sandbox.SkillDirs` (`skill_run`), as written (`~` expanded, relative to the config
+    /// file); `None` means the default list.
+    pub skill_dirs: Option<Vec<PathBuf>>,
 }
 
 /// Network mode of a sandboxed call.

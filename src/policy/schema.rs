@@ -97,6 +97,12 @@ pub struct SandboxSection {
     pub allow_substitution: Option<bool>,
     #[serde(rename = "ProtectGitMetadata")]
     pub protect_git_metadata: Option<bool>,
+    #[serde(rename = "ApprovalTimeout")]
+    pub approval_timeout: Option<Scalar>,
+    #[serde(rename = "ShutdownGrace")]
+    pub shutdown_grace: Option<Scalar>,
+    #[serde(rename = "SkillDirs")]
+    pub skill_dirs: Option<Vec<String>>,
 }
 
 /// One entry of `Sandbox.Credentials`.

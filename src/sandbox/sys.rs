@@ -898,3 +898,26 @@ pub fn has_xattr(path: &std::path::Path, name: &str) -> bool {
     // SAFETY: both strings are NUL-terminated; a NULL buffer of size 0 only asks for the size.
     unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), std::ptr::null_mut(), 0) >= 0 }
 }
+
+/// The first descriptor passed by systemd socket activation (fd 3, `SD_LISTEN_FDS_START`), made
+/// close-on-exec. The caller checked `LISTEN_PID`/`LISTEN_FDS`; an fd 3 that is not an open
+/// socket is an error.
+pub fn take_listen_fd() -> std::io::Result<std::os::fd::OwnedFd> {
+    const FD: RawFd = 3;
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a `struct stat` into `st` and only reads the descriptor number.
+    if unsafe { libc::fstat(FD, st.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fstat returned 0, so it initialised `st`.
+    if unsafe { st.assume_init() }.st_mode & libc::S_IFMT != libc::S_IFSOCK {
+        return Err(std::io::Error::from_raw_os_error(libc::ENOTSOCK));
+    }
+    // SAFETY: F_SETFD on a descriptor known to be open changes only its close-on-exec flag.
+    if unsafe { libc::fcntl(FD, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd 3 is open (fstat succeeded), was passed to this process by its service manager
+    // for it to own, and nothing else in hullward refers to it.
+    Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(FD) })
+}

@@ -12,8 +12,18 @@ use crate::policy::{Policy, Unattended};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
     Granted,
-    /// Refused, with the `[DENIED]` text.
-    Refused(String),
+    /// Refused: the rule that refused (`approval`, `unattended`) and the `[DENIED]` text.
+    Refused {
+        rule: &'static str,
+        message: String,
+    },
+}
+
+impl Approval {
+    /// The refusal of a call nobody approved.
+    pub fn not_approved() -> Approval {
+        Approval::Refused { rule: "approval", message: "[DENIED] The call was not approved.".into() }
+    }
 }
 
 /// Asks the human at the terminal whether `what` may run.
@@ -21,24 +31,26 @@ pub fn ask(policy: &Policy, what: &str) -> Approval {
     if !policy.session.hitl {
         return Approval::Granted;
     }
-    let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty");
-    let Ok(mut tty) = tty else {
-        return match policy.sandbox.unattended {
+    match ask_terminal(what) {
+        Some(true) => Approval::Granted,
+        Some(false) => Approval::not_approved(),
+        None => match policy.sandbox.unattended {
             Unattended::Allow => Approval::Granted,
-            Unattended::Deny => Approval::Refused(
-                "[DENIED] This call needs approval (HITL is on) but no human is attached; the unattended policy is deny."
+            Unattended::Deny => Approval::Refused {
+                rule: "approval",
+                message: "[DENIED] This call needs approval (HITL is on) but no human is attached; the unattended policy is deny."
                     .into(),
-            ),
-        };
-    };
-    if write!(tty, "\u{23f8} Run requested:\n  {what}\nAllow? (y/N): ").and_then(|_| tty.flush()).is_err() {
-        return Approval::Refused("[DENIED] Approval prompt could not be shown.".into());
+            },
+        },
     }
+}
+
+/// Shows `what` on `/dev/tty` and reads the answer: `None` when no terminal can be opened (or the
+/// prompt cannot be shown), else whether the human typed yes.
+pub fn ask_terminal(what: &str) -> Option<bool> {
+    let mut tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").ok()?;
+    write!(tty, "\u{23f8} Run requested:\n  {what}\nAllow? (y/N): ").and_then(|_| tty.flush()).ok()?;
     let mut answer = String::new();
     let _ = BufReader::new(&mut tty).read_line(&mut answer);
-    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
-        Approval::Granted
-    } else {
-        Approval::Refused("[DENIED] The call was not approved.".into())
-    }
+    Some(matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
 }

@@ -1,37 +1,28 @@
-//! The `--json` event stream of `run`/`sh`: one JSON object per line on stderr.
+//! The events of one call, built here and handed to its [`Front`] (the CLI's `--json` stream on
+//! stderr, or a `serve` connection).
 
 use serde_json::json;
 
+use super::front::Front;
 use crate::sandbox::plan::{NetPlan, SandboxPlan};
 
-/// Writes events when `--json` is on; does nothing otherwise.
-pub struct Events {
-    on: bool,
+/// Builds a call's events and passes them to its front end.
+pub struct Events<'a> {
+    front: &'a dyn Front,
 }
 
-impl Events {
-    pub fn new(on: bool) -> Events {
-        Events { on }
-    }
-
-    pub fn on(&self) -> bool {
-        self.on
+impl<'a> Events<'a> {
+    pub fn new(front: &'a dyn Front) -> Events<'a> {
+        Events { front }
     }
 
     fn emit(&self, v: serde_json::Value) {
-        if self.on {
-            eprintln!("{v}");
-        }
+        self.front.event(v);
     }
 
-    /// A message for the human: plain text on stderr, or a `notice` event with `--json` (so that
-    /// stderr stays one JSON object per line).
+    /// A message for the human.
     pub fn say(&self, text: &str) {
-        if self.on {
-            self.emit(json!({ "event": "notice", "message": text }));
-        } else {
-            eprintln!("{text}");
-        }
+        self.front.say(text);
     }
 
     /// The call starts: what the walk could not expand is said first (it is masked whole).
@@ -57,11 +48,9 @@ impl Events {
 
     /// One request through the egress proxy.
     pub fn egress(&self, event: &crate::proxy::ProxyEvent) {
-        if self.on {
-            let mut v = serde_json::to_value(event).unwrap_or_default();
-            v["event"] = json!("egress");
-            eprintln!("{v}");
-        }
+        let mut v = serde_json::to_value(event).unwrap_or_default();
+        v["event"] = json!("egress");
+        self.emit(v);
     }
 
     /// A protected path changed during a call (`call`, when it was an earlier, interrupted one)
@@ -80,10 +69,11 @@ impl Events {
         }));
     }
 
-    /// The final event; `denied` is `(rule, message)` when the call never ran.
-    pub fn exit(&self, code: i32, reason: &str, denied: Option<(&str, &str)>) {
+    /// The final event of call `call`; `denied` is `(rule, message)` when the call never ran.
+    pub fn exit(&self, call: &str, code: i32, reason: &str, denied: Option<(&str, &str)>) {
         self.emit(json!({
             "event": "exit",
+            "call": call,
             "code": code,
             "reason": reason,
             "denied": denied.map(|(rule, message)| json!({ "rule": rule, "message": message })),

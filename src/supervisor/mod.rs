@@ -1,15 +1,24 @@
-//! The supervisor: runs one call from approval to exit status.
+//! The supervisor: runs one call from approval to exit status — the call engine every front end
+//! (the CLI's `run`/`sh`, the `serve` daemon) drives.
 //!
-//! Order of [`run`]: approval (HITL, or the unattended policy) → the kernel's facts and the
-//! [`SandboxPlan`] (strict refusal → exit 3) → the call's
-//! cgroup → output pipes → `spawn` → a single-threaded tokio runtime that pumps stdout/stderr
-//! through the filters, waits for the child's pidfd, and watches the timeout, the output budget
-//! and hullward's own termination signals → the whole tree is killed (`cgroup.kill`) whatever
-//! happened → the deny globs are re-checked for protected files created or changed during the
-//! call → the exit status: the program's own, 124 on timeout, 128+N when killed by signal N.
+//! An [`Engine`] holds what is warm for the life of the process: the policy, the kernel's facts
+//! and the environment the pass-through variables come from. Each call is a [`CallSpec`] and a
+//! [`Front`] (approval, events, output, early stop); [`run`] returns its [`Outcome`].
+//!
+//! Order of [`run`]: admission (the guard's decision, then the front end's approval) → the
+//! [`SandboxPlan`] (strict refusal → exit 3; not found → 127) → quarantine of what an
+//! interrupted call left → the call's cgroup → subreaper → the call's single-threaded tokio
+//! runtime → the egress proxy's namespace (`--net proxy`) → pipes and standard input → `spawn` →
+//! the proxy started → the pumps carry stdout/stderr through the filters to the front end while
+//! the pidfd, the timeout, the output budget and the front end's stop are watched → the whole
+//! tree is killed (`cgroup.kill`) whatever happened → the deny globs are re-checked for protected
+//! files created or changed during the call → one `exit` event and one audit record. The exit
+//! status: the program's own, 124 on timeout, 128+N when killed by signal N, 130 when cancelled.
 
 pub mod approval;
 mod events;
+pub mod front;
+pub mod inject;
 pub mod pump;
 mod quarantine;
 pub mod reap;
@@ -18,13 +27,11 @@ mod stdin;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
-
-use tokio::signal::unix::{signal, SignalKind};
 
 use crate::audit::Subject;
 use crate::error::{code, Error};
@@ -38,23 +45,79 @@ use crate::sandbox::kernel::KernelSupport;
 use crate::sandbox::plan::{self, Call, NetPlan, PlanError, SandboxPlan};
 use crate::sandbox::spawn::{self, Stdio};
 use crate::sandbox::sys;
+use approval::Approval;
 use events::Events;
-use pump::{PumpEnd, Sink};
+pub use front::{Front, Stop, StopFuture, Stream};
+use pump::PumpEnd;
 use quarantine::Quarantine;
 use record::Recorder;
 
-/// One call to run.
+/// What stays warm for the life of the process: computed once, shared by every call.
+pub struct Engine {
+    policy: Policy,
+    kernel: KernelSupport,
+    env: BTreeMap<String, String>,
+}
+
+impl Engine {
+    /// Probes the kernel and captures this process's environment (the variables that are valid
+    /// UTF-8) for `policy`.
+    pub fn new(policy: Policy) -> Engine {
+        let env = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        Engine { policy, kernel: KernelSupport::probe_env(), env }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The environment captured at start (the source of the pass-through variables).
+    pub fn env(&self) -> &BTreeMap<String, String> {
+        &self.env
+    }
+}
+
+/// What the child's standard input is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// A pipe fed from this process's own standard input (the CLI).
+    Inherit,
+    /// An empty pipe: end of file at the first read (the daemon).
+    Empty,
+}
+
+/// One call to run: its inputs, gathered once by the front end.
 #[derive(Debug, Clone)]
-pub struct RunRequest {
+pub struct CallSpec {
     pub argv: Vec<OsString>,
+    /// The working directory (the plan falls back to the root when the child cannot see it).
+    pub cwd: PathBuf,
+    /// The source of the pass-through variables.
+    pub env: BTreeMap<String, String>,
+    /// Give the child a private devpts (when it talks to a terminal).
+    pub terminal: bool,
+    pub stdin: Input,
     /// How the call is shown in prompts and messages (the shell command, or the argv).
     pub display: String,
     /// What the audit log says the call was.
     pub subject: Subject,
-    pub json: bool,
-    /// The shell guard's decision (`sh`): recorded, and a denial stops the call; `ask` means
-    /// approval. Without one (`run`), approval is asked when HITL is on.
+    /// The guard's decision (`sh`, `probe`): recorded, and a denial stops the call; `ask` means
+    /// approval. Without one (`run`), approval is needed when HITL is on.
     pub guard: Option<Decision>,
+    /// Replaces the policy's timeout for this call.
+    pub timeout: Option<Duration>,
+}
+
+/// How a call ended, as its `exit` event said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub call_id: String,
+    pub code: u8,
+    pub reason: &'static str,
+    /// `(rule, message)` when the call was denied before it ran.
+    pub denied: Option<(String, String)>,
 }
 
 /// How the child's life ended.
@@ -63,195 +126,280 @@ enum End {
     Exited(i32),
     Timeout,
     OverBudget,
-    Signal(i32),
+    Stopped(Stop),
+}
+
+/// A call that ends before its program's exit: with an outcome (denied, refused), or because
+/// hullward itself failed.
+enum Early {
+    Ended(Outcome),
+    Failed(Error),
+}
+
+impl From<Error> for Early {
+    fn from(e: Error) -> Early {
+        Early::Failed(e)
+    }
+}
+
+fn internal(what: &'static str) -> impl Fn(std::io::Error) -> Early {
+    move |e| Early::Failed(Error::Internal(format!("{what}: {e}")))
 }
 
 /// How long killing the tree and draining the pipes may take before hullward gives up waiting.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
-/// Runs the call and returns hullward's exit code.
-pub fn run(policy: &Policy, req: &RunRequest) -> Result<u8, Error> {
-    let events = Events::new(req.json);
-    let env: BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect();
+/// The state one call carries through its stages.
+struct CallRun<'a> {
+    engine: &'a Engine,
+    spec: &'a CallSpec,
+    front: &'a dyn Front,
+    events: &'a Events<'a>,
+    call_id: String,
+    recorder: Recorder,
+}
+
+/// Runs the call and returns how it ended. Every call that returns `Ok` has sent exactly one
+/// `exit` event and written its audit record; a failure of hullward itself (`Err`) is recorded
+/// with status 125 and no `exit` event (the front end reports the error).
+pub fn run(engine: &Engine, spec: &CallSpec, front: &dyn Front) -> Result<Outcome, Error> {
+    let events = Events::new(front);
     let call_id = call_name();
     // The environment's secrets now; the protected files' values once the plan's walk has found
     // those files (a denial before that walks for them itself).
-    let mut recorder =
-        Recorder::new(policy, &call_id, req.subject.clone(), SecretSet::from_env(&env), &events);
-    let mut decisions = Vec::new();
-    let needs_approval = match &req.guard {
-        Some(decision) if decision.verdict == Verdict::Deny => {
-            recorder.set_secrets(SecretSet::discover(policy, &env));
-            recorder.decision(decision, &events);
-            return Ok(deny(&recorder, &events, &decision.rule, &decision.message));
+    let recorder = Recorder::new(
+        &engine.policy,
+        &call_id,
+        spec.subject.clone(),
+        SecretSet::from_env(&spec.env),
+        &events,
+    );
+    let mut call = CallRun { engine, spec, front, events: &events, call_id, recorder };
+    let result = call.admit().and_then(|decisions| call.run_admitted(&decisions));
+    match result {
+        Ok(outcome) | Err(Early::Ended(outcome)) => Ok(outcome),
+        Err(Early::Failed(e)) => {
+            call.recorder.finish(i32::from(code::INTERNAL), FilterStats::default(), Vec::new(), &events);
+            Err(e)
         }
-        Some(decision) => {
-            decisions.push(decision.clone());
-            decision.verdict == Verdict::Ask
-        }
-        None => policy.session.hitl,
-    };
-    if needs_approval {
-        if let approval::Approval::Refused(message) = approval::ask(policy, &req.display) {
-            recorder.set_secrets(SecretSet::discover(policy, &env));
-            for d in decisions.iter().chain([&Decision::deny("approval", message.clone())]) {
-                recorder.decision(d, &events);
+    }
+}
+
+impl CallRun<'_> {
+    fn policy(&self) -> &Policy {
+        &self.engine.policy
+    }
+
+    /// The guard's decision and the approval: the decisions to record, or the denial.
+    fn admit(&mut self) -> Result<Vec<Decision>, Early> {
+        let mut decisions = Vec::new();
+        let needed = match &self.spec.guard {
+            Some(decision) if decision.verdict == Verdict::Deny => {
+                let decision = decision.clone();
+                return Err(self.deny(&[decision]));
             }
-            return Ok(deny(&recorder, &events, "approval", &message));
+            Some(decision) => {
+                decisions.push(decision.clone());
+                decision.verdict == Verdict::Ask
+            }
+            None => self.policy().session.hitl,
+        };
+        match self.front.approve(self.policy(), &self.spec.display, needed) {
+            Approval::Granted if needed => decisions.push(Decision::allow("approval")),
+            Approval::Granted => {}
+            Approval::Refused { rule, message } => {
+                decisions.push(Decision::deny(rule, message));
+                return Err(self.deny(&decisions));
+            }
         }
-        decisions.push(Decision::allow("approval"));
+        Ok(decisions)
     }
-    run_approved(policy, req, &call_id, env, &decisions, &mut recorder, &events)
-}
 
-/// A call denied before it ran: the `[DENIED]` text, the final event with the rule, the audit
-/// record. Returns the exit code (126).
-fn deny(recorder: &Recorder, events: &Events, rule: &str, message: &str) -> u8 {
-    events.say(message);
-    events.exit(code::DENIED_BEFORE_RUN as i32, "denied", Some((rule, message)));
-    recorder.finish(code::DENIED_BEFORE_RUN as i32, FilterStats::default(), Vec::new(), events);
-    code::DENIED_BEFORE_RUN
-}
-
-fn run_approved(
-    policy: &Policy,
-    req: &RunRequest,
-    call_id: &str,
-    env: BTreeMap<String, String>,
-    decisions: &[Decision],
-    recorder: &mut Recorder,
-    events: &Events,
-) -> Result<u8, Error> {
-    let kernel = KernelSupport::probe_env();
-    let cwd = std::env::current_dir().map_err(|e| Error::Internal(format!("current directory: {e}")))?;
-    let call = Call {
-        argv: req.argv.clone(),
-        cwd,
-        env,
-        terminal: std::io::stdin().is_terminal() || std::io::stdout().is_terminal(),
-    };
-    let quarantine = Quarantine::new(policy, call_id);
-    quarantine.recover(policy, recorder, events);
-    let plan = plan::build(policy, &call, &kernel);
-    recorder.set_secrets(call_secrets(policy, &call.env, plan.as_ref().ok()));
-    for d in decisions {
-        recorder.decision(d, events);
+    /// A call denied before it ran: its decisions recorded (the last one is the denial), the
+    /// `[DENIED]` text, the final event with the rule, the audit record (exit code 126).
+    fn deny(&mut self, decisions: &[Decision]) -> Early {
+        self.recorder.set_secrets(SecretSet::discover(self.policy(), &self.spec.env));
+        for d in decisions {
+            self.recorder.decision(d, self.events);
+        }
+        let last = decisions.last().map_or(("approval", ""), |d| (d.rule.as_str(), d.message.as_str()));
+        let code = code::DENIED_BEFORE_RUN;
+        self.events.say(last.1);
+        self.events.exit(&self.call_id, i32::from(code), "denied", Some(last));
+        self.recorder.finish(i32::from(code), FilterStats::default(), Vec::new(), self.events);
+        Early::Ended(Outcome {
+            call_id: self.call_id.clone(),
+            code,
+            reason: "denied",
+            denied: Some((last.0.to_string(), last.1.to_string())),
+        })
     }
-    let plan = match plan {
-        Ok(p) => p,
-        Err(e @ PlanError::StrictRefused(_)) => {
-            return Ok(refuse(
-                recorder,
-                events,
+
+    /// Ends a call that never ran its program: the message, the final event, the audit record.
+    fn refuse(&self, code: u8, reason: &'static str, message: String) -> Early {
+        self.events.say(&message);
+        self.events.exit(&self.call_id, i32::from(code), reason, None);
+        self.recorder.finish(i32::from(code), FilterStats::default(), Vec::new(), self.events);
+        Early::Ended(Outcome { call_id: self.call_id.clone(), code, reason, denied: None })
+    }
+
+    fn run_admitted(&mut self, decisions: &[Decision]) -> Result<Outcome, Early> {
+        let quarantine = Quarantine::new(self.policy(), &self.call_id);
+        quarantine.recover(self.policy(), &self.recorder, self.events);
+        let plan = self.plan(decisions)?;
+        announce(&plan, self.events);
+        quarantine.begin(&plan, self.events);
+        let cgroup = self.cgroup(&plan)?;
+        if !cgroup.as_ref().is_some_and(CallCgroup::has_kill) {
+            sys::set_child_subreaper().map_err(internal("PR_SET_CHILD_SUBREAPER"))?;
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(internal("tokio runtime"))?;
+        let pending = match plan.net {
+            NetPlan::Proxy { .. } => {
+                Some(egress::Pending::open().map_err(|e| Error::Internal(e.to_string()))?)
+            }
+            _ => None,
+        };
+        let child = self.spawn(&plan, cgroup.as_ref(), pending.as_ref())?;
+        let egress = self.start_egress(pending, &runtime, &child, cgroup.as_ref())?;
+        let (end, filtered) = runtime.block_on(supervise(
+            &plan,
+            child,
+            cgroup.as_ref(),
+            egress,
+            &self.recorder,
+            self.events,
+            self.front,
+        ))?;
+        let exit = self.exit_code(&plan, end);
+        quarantine.finish(self.policy(), &plan, &self.recorder, self.events);
+        self.events.exit(&self.call_id, i32::from(exit), end_reason(end), None);
+        let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
+        self.recorder.finish(i32::from(exit), filtered, dropped, self.events);
+        Ok(Outcome { call_id: self.call_id.clone(), code: exit, reason: end_reason(end), denied: None })
+    }
+
+    /// The call's plan, its secrets and its decisions recorded; strict refusal and a program not
+    /// found end the call here.
+    fn plan(&mut self, decisions: &[Decision]) -> Result<SandboxPlan, Early> {
+        let call = Call {
+            argv: self.spec.argv.clone(),
+            cwd: self.spec.cwd.clone(),
+            env: self.spec.env.clone(),
+            terminal: self.spec.terminal,
+        };
+        let plan = plan::build(self.policy(), &call, &self.engine.kernel);
+        self.recorder.set_secrets(call_secrets(self.policy(), &call.env, plan.as_ref().ok()));
+        for d in decisions {
+            self.recorder.decision(d, self.events);
+        }
+        match plan {
+            Ok(mut p) => {
+                if let Some(t) = self.spec.timeout {
+                    p.timeout = Some(t);
+                }
+                Ok(p)
+            }
+            Err(e @ PlanError::StrictRefused(_)) => {
+                Err(self.refuse(code::STRICT_REFUSED, "strict-refused", format!("hullward: {e}")))
+            }
+            Err(e @ PlanError::NotFound(_)) => Err(self.refuse(127, "not-found", format!("hullward: {e}"))),
+            Err(e) => Err(Early::Failed(Error::Internal(e.to_string()))),
+        }
+    }
+
+    /// The call's cgroup; strict mode as root refuses to run without one.
+    fn cgroup(&self, plan: &SandboxPlan) -> Result<Option<CallCgroup>, Early> {
+        if plan.yolo {
+            return Ok(None);
+        }
+        match CallCgroup::create(&self.engine.kernel.cgroups, &self.call_id, plan.cgroup_limits()) {
+            Ok(cg) => Ok(Some(cg)),
+            Err(e) if self.policy().sandbox.strict && self.engine.kernel.root => Err(self.refuse(
                 code::STRICT_REFUSED,
                 "strict-refused",
-                format!("hullward: {e}"),
-            ))
-        }
-        Err(e @ PlanError::NotFound(_)) => {
-            return Ok(refuse(recorder, events, 127, "not-found", format!("hullward: {e}")))
-        }
-        Err(e) => return Err(Error::Internal(e.to_string())),
-    };
-    announce(&plan, events);
-    quarantine.begin(&plan, events);
-
-    let cgroup = if plan.yolo {
-        None
-    } else {
-        match CallCgroup::create(&kernel.cgroups, call_id, plan.cgroup_limits()) {
-            Ok(cg) => Some(cg),
-            Err(e) if policy.sandbox.strict && kernel.root => {
-                return Ok(refuse(
-                    recorder,
-                    events,
-                    code::STRICT_REFUSED,
-                    "strict-refused",
-                    format!("hullward: strict mode refuses to run: the call's cgroup (process limit) cannot be created: {e}"),
-                ));
-            }
+                format!("hullward: strict mode refuses to run: the call's cgroup (process limit) cannot be created: {e}"),
+            )),
             Err(e) => {
-                events.say(&format!("hullward: warning: running without the call's cgroup: {e}"));
-                None
+                self.events.say(&format!("hullward: warning: running without the call's cgroup: {e}"));
+                Ok(None)
             }
         }
-    };
-    if !cgroup.as_ref().is_some_and(CallCgroup::has_kill) {
-        sys::set_child_subreaper().map_err(|e| Error::Internal(format!("PR_SET_CHILD_SUBREAPER: {e}")))?;
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Internal(format!("tokio runtime: {e}")))?;
-    let pending = match plan.net {
-        NetPlan::Proxy { .. } => Some(egress::Pending::open().map_err(|e| Error::Internal(e.to_string()))?),
-        _ => None,
-    };
 
-    let (out_r, out_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
-    let (err_r, err_w) = sys::pipe_cloexec().map_err(|e| Error::Internal(format!("pipe: {e}")))?;
-    let _terminal = stdin::TerminalModes::save();
-    let in_r = stdin::feed().map_err(|e| Error::Internal(format!("stdin pipe: {e}")))?;
-    let stdio = Stdio {
-        stdin: Some(in_r.as_raw_fd()),
-        stdout: Some(out_w.as_raw_fd()),
-        stderr: Some(err_w.as_raw_fd()),
-    };
-    let spawned =
-        match spawn::spawn(&plan, stdio, cgroup.as_ref(), pending.as_ref().map(egress::Pending::child_end)) {
-            Ok(s) => s,
-            Err(e) => {
-                return Ok(refuse(recorder, events, e.exit_code(), "setup-failed", format!("hullward: {e}")))
-            }
+    /// Pipes, standard input and the child; a child that cannot be set up ends the call.
+    fn spawn(
+        &self,
+        plan: &SandboxPlan,
+        cgroup: Option<&CallCgroup>,
+        pending: Option<&egress::Pending>,
+    ) -> Result<Child, Early> {
+        let (out_r, out_w) = sys::pipe_cloexec().map_err(internal("pipe"))?;
+        let (err_r, err_w) = sys::pipe_cloexec().map_err(internal("pipe"))?;
+        let terminal = (self.spec.stdin == Input::Inherit).then(stdin::TerminalModes::save);
+        let in_r = match self.spec.stdin {
+            Input::Inherit => stdin::feed().map_err(internal("stdin pipe"))?,
+            Input::Empty => sys::pipe_cloexec().map_err(internal("stdin pipe"))?.0,
         };
-    drop((in_r, out_w, err_w));
-    let egress = match pending.map(|p| p.start(&policy.http, &runtime)).transpose() {
-        Ok(e) => e,
-        Err(e) => {
-            let _ = sys::pidfd_kill(spawned.pidfd.as_raw_fd(), libc::SIGKILL);
-            let _ = reap::kill_tree(cgroup.as_ref(), KILL_WAIT);
-            return Ok(refuse(recorder, events, code::INTERNAL, "setup-failed", format!("hullward: {e}")));
-        }
-    };
+        let stdio = Stdio {
+            stdin: Some(in_r.as_raw_fd()),
+            stdout: Some(out_w.as_raw_fd()),
+            stderr: Some(err_w.as_raw_fd()),
+        };
+        let spawned = spawn::spawn(plan, stdio, cgroup, pending.map(egress::Pending::child_end))
+            .map_err(|e| self.refuse(e.exit_code(), "setup-failed", format!("hullward: {e}")))?;
+        drop((in_r, out_w, err_w));
+        let filter = OutputFilter::new(self.recorder.secrets(), self.policy());
+        Ok(Child { pidfd: spawned.pidfd, out: out_r, err: err_r, filter, _terminal: terminal })
+    }
 
-    let filter = OutputFilter::new(recorder.secrets(), policy);
-    let streams = Streams { out: out_r, err: err_r, filter };
-    let (end, filtered) = runtime.block_on(supervise(
-        &plan,
-        spawned.pidfd,
-        streams,
-        cgroup.as_ref(),
-        egress,
-        recorder,
-        events,
-    ))?;
+    /// Starts the egress proxy for a spawned child; if it cannot start, the child is killed.
+    fn start_egress(
+        &self,
+        pending: Option<egress::Pending>,
+        runtime: &tokio::runtime::Runtime,
+        child: &Child,
+        cgroup: Option<&CallCgroup>,
+    ) -> Result<Option<Egress>, Early> {
+        pending.map(|p| p.start(&self.policy().http, runtime)).transpose().map_err(|e| {
+            let _ = sys::pidfd_kill(child.pidfd.as_raw_fd(), libc::SIGKILL);
+            let _ = reap::kill_tree(cgroup, KILL_WAIT);
+            self.refuse(code::INTERNAL, "setup-failed", format!("hullward: {e}"))
+        })
+    }
 
-    let exit = match end {
-        End::Exited(status) => status.clamp(0, 255) as u8,
-        End::Timeout => {
-            let after = plan.timeout.map(crate::policy::duration::format).unwrap_or_default();
-            events.say(&format!("hullward: timed out after {after}; the whole process tree was killed"));
-            code::TIMEOUT
+    /// The exit code for how the child ended, with the message that explains it.
+    fn exit_code(&self, plan: &SandboxPlan, end: End) -> u8 {
+        match end {
+            End::Exited(status) => status.clamp(0, 255) as u8,
+            End::Timeout => {
+                let after = plan.timeout.map(crate::policy::duration::format).unwrap_or_default();
+                self.events
+                    .say(&format!("hullward: timed out after {after}; the whole process tree was killed"));
+                code::TIMEOUT
+            }
+            End::OverBudget => {
+                self.events.say(&format!(
+                    "hullward: output exceeded {} bytes (Sandbox.Limits.OutputBytes); the whole process tree was killed",
+                    plan.output_cap
+                ));
+                128 + libc::SIGKILL as u8
+            }
+            End::Stopped(Stop::Cancelled) => {
+                self.events.say("hullward: cancelled; the whole process tree was killed");
+                130
+            }
+            End::Stopped(Stop::Signal(sig)) => {
+                self.events.say(&format!(
+                    "hullward: interrupted by signal {sig}; the whole process tree was killed"
+                ));
+                128 + sig as u8
+            }
         }
-        End::OverBudget => {
-            events.say(&format!(
-                "hullward: output exceeded {} bytes (Sandbox.Limits.OutputBytes); the whole process tree was killed",
-                plan.output_cap
-            ));
-            128 + libc::SIGKILL as u8
-        }
-        End::Signal(sig) => {
-            events.say(&format!("hullward: interrupted by signal {sig}; the whole process tree was killed"));
-            128 + sig as u8
-        }
-    };
-    quarantine.finish(policy, &plan, recorder, events);
-    events.exit(i32::from(exit), end_reason(end), None);
-    let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
-    recorder.finish(i32::from(exit), filtered, dropped, events);
-    Ok(exit)
+    }
 }
 
 /// Everything a call must mask: the environment's secrets, the values in the protected files the
@@ -263,20 +411,13 @@ fn call_secrets(policy: &Policy, env: &BTreeMap<String, String>, plan: Option<&S
     SecretSet::from_env_and_files(env, &found).with(&plan.env.credential_values)
 }
 
-/// Ends a call that never ran its program: the message, the final event, the audit record.
-fn refuse(recorder: &Recorder, events: &Events, code: u8, reason: &str, message: String) -> u8 {
-    events.say(&message);
-    events.exit(i32::from(code), reason, None);
-    recorder.finish(i32::from(code), FilterStats::default(), Vec::new(), events);
-    code
-}
-
 fn end_reason(end: End) -> &'static str {
     match end {
         End::Exited(_) => "exited",
         End::Timeout => "timeout",
         End::OverBudget => "output-limit",
-        End::Signal(_) => "signal",
+        End::Stopped(Stop::Cancelled) => "cancelled",
+        End::Stopped(Stop::Signal(_)) => "signal",
     }
 }
 
@@ -288,7 +429,7 @@ fn call_name() -> String {
     format!("call-{}-{n}-{nanos:08x}", std::process::id())
 }
 
-fn announce(plan: &SandboxPlan, events: &Events) {
+fn announce(plan: &SandboxPlan, events: &Events<'_>) {
     if plan.yolo {
         events.say("hullward: WARNING: --yolo: NO SANDBOX. The program runs with hullward's full privileges, filesystem, network and environment.");
     }
@@ -301,50 +442,42 @@ fn announce(plan: &SandboxPlan, events: &Events) {
     events.start(plan);
 }
 
-/// The child's output pipes and the filter they pass through (one copy per stream).
-struct Streams {
+/// The spawned child: its pidfd, its output pipes and the filter they pass through (one copy
+/// per stream); the terminal modes saved before the spawn are put back when this is dropped.
+struct Child {
+    pidfd: OwnedFd,
     out: OwnedFd,
     err: OwnedFd,
     filter: OutputFilter,
+    _terminal: Option<stdin::TerminalModes>,
 }
 
 async fn supervise(
     plan: &SandboxPlan,
-    pidfd: OwnedFd,
-    streams: Streams,
+    child: Child,
     cgroup: Option<&CallCgroup>,
     egress: Option<Egress>,
     recorder: &Recorder,
-    events: &Events,
-) -> Result<(End, FilterStats), Error> {
-    let json = events.on();
-    let internal = |what: &str| {
-        let what = what.to_string();
-        move |e: std::io::Error| Error::Internal(format!("{what}: {e}"))
-    };
+    events: &Events<'_>,
+    front: &dyn Front,
+) -> Result<(End, FilterStats), Early> {
     let used = Arc::new(AtomicU64::new(0));
-    let err_sink = if json {
-        Sink::JsonEvents { stream: "stderr", out: tokio::io::stderr() }
-    } else {
-        Sink::Stderr(tokio::io::stderr())
-    };
-    let Streams { out, err, filter } = streams;
+    let Child { pidfd, out, err, filter, _terminal } = child;
     let mut out_task = tokio::spawn(pump::pump(
         out,
         filter.clone(),
-        Sink::Stdout(tokio::io::stdout()),
+        front.sink(Stream::Stdout),
         used.clone(),
         plan.output_cap,
     ));
-    let mut err_task = tokio::spawn(pump::pump(err, filter, err_sink, used, plan.output_cap));
+    let mut err_task =
+        tokio::spawn(pump::pump(err, filter, front.sink(Stream::Stderr), used, plan.output_cap));
     let mut filtered = FilterStats::default();
     let child = sys::async_pidfd(pidfd).map_err(internal("pidfd"))?;
     let timeout = plan.timeout.unwrap_or(Duration::from_secs(u64::MAX / 4));
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
-    let mut sigint = signal(SignalKind::interrupt()).map_err(internal("signal"))?;
-    let mut sigterm = signal(SignalKind::terminate()).map_err(internal("signal"))?;
-    let mut sighup = signal(SignalKind::hangup()).map_err(internal("signal"))?;
+    let mut stop = front.stop();
     let (mut out_done, mut err_done) = (false, false);
 
     let (proxy, mut egress_events) = match egress {
@@ -378,9 +511,7 @@ async fn supervise(
                     if pumped == PumpEnd::OverBudget { break End::OverBudget; }
                 }
             }
-            _ = sigint.recv() => break End::Signal(libc::SIGINT),
-            _ = sigterm.recv() => break End::Signal(libc::SIGTERM),
-            _ = sighup.recv() => break End::Signal(libc::SIGHUP),
+            why = &mut stop => break End::Stopped(why),
         }
     };
 
@@ -410,7 +541,7 @@ async fn supervise(
 }
 
 /// Tells the user about a refused outbound request (the child only sees a bare 403 over CONNECT).
-fn report_egress(ev: &ProxyEvent, recorder: &Recorder, events: &Events) {
+fn report_egress(ev: &ProxyEvent, recorder: &Recorder, events: &Events<'_>) {
     if ev.verdict != Verdict::Allow {
         events.say(&format!(
             "hullward: egress {} {}:{} refused ({}): {}",

@@ -36,6 +36,12 @@ pub enum Sink {
         stream: &'static str,
         out: tokio::io::Stderr,
     },
+    /// Each filtered chunk becomes a JSON event on a bounded channel (a `serve` connection): a
+    /// full channel holds the pump back, a closed one is a closed sink.
+    Channel {
+        stream: &'static str,
+        tx: tokio::sync::mpsc::Sender<serde_json::Value>,
+    },
 }
 
 impl Sink {
@@ -46,6 +52,10 @@ impl Sink {
             Sink::JsonEvents { stream, out } => {
                 let line = serde_json::json!({ "event": stream, "data": String::from_utf8_lossy(data) });
                 write_flush(out, format!("{line}\n").as_bytes()).await
+            }
+            Sink::Channel { stream, tx } => {
+                let event = serde_json::json!({ "event": stream, "data": String::from_utf8_lossy(data) });
+                tx.send(event).await.map_err(|_| std::io::ErrorKind::BrokenPipe.into())
             }
         }
     }

@@ -1,0 +1,456 @@
+//! `hullward serve`: a real server driven over its socket (INTERFACE.md, "The supervisor
+//! protocol"). Every call here runs under the real kernel sandbox; each test starts its own
+//! server on a socket of its own and stops it with SIGTERM.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+/// Generous: the machine may be loaded; nothing here measures speed.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// A server with a root, a home and an audit log of its own.
+struct Server {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    root: PathBuf,
+    state: PathBuf,
+    socket: PathBuf,
+    child: Child,
+}
+
+impl Server {
+    fn start(flags: &[&str]) -> Server {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve");
+        std::fs::create_dir_all(&base).unwrap();
+        let work = tempfile::tempdir_in(&base).unwrap();
+        let sockets = tempfile::Builder::new().prefix("hws-").tempdir().unwrap();
+        let dir = work.path().canonicalize().unwrap();
+        let (root, home, state) = (dir.join("ws"), dir.join("home"), dir.join("state"));
+        for d in [&root, &home, &state] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(root.join("notes.txt"), "hw-serve-notes\n").unwrap();
+        let socket = sockets.path().join("s.sock");
+        let child = Server::command(&root, &home, &state, &socket, flags).spawn().unwrap();
+        let server = Server { _dirs: (work, sockets), root, state, socket, child };
+        server.wait_ready();
+        server
+    }
+
+    fn command(root: &Path, home: &Path, state: &Path, socket: &Path, flags: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hullward"));
+        c.env_clear()
+            .env("PATH", PATH)
+            .env("HOME", home)
+            .env("HULLWARD_HOME", state)
+            .env("LANG", "C.UTF-8")
+            .current_dir(root)
+            .stdin(Stdio::null())
+            .arg("serve")
+            .arg("--socket")
+            .arg(socket)
+            .arg("--root")
+            .arg(root)
+            .args(flags);
+        c
+    }
+
+    fn wait_ready(&self) {
+        let start = Instant::now();
+        while UnixStream::connect(&self.socket).is_err() {
+            assert!(start.elapsed() < WAIT, "the server never listened on {}", self.socket.display());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn connect(&self) -> Conn {
+        Conn::open(&self.socket)
+    }
+
+    /// A connection that has said hello (`human` as given).
+    fn session(&self, human: bool) -> Conn {
+        let mut c = self.connect();
+        c.send(json!({"id": "hello", "method": "hello", "human": human, "client": "test"}));
+        assert_eq!(c.next_for(&json!("hello"))["event"], "hello");
+        c
+    }
+
+    /// SIGTERM, then the exit status.
+    fn stop(mut self) -> (i32, Server) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.code().unwrap_or(-1), self);
+            }
+            assert!(start.elapsed() < WAIT, "the server did not stop after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn audit(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.state.join("audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One connection: requests out, events in (a reader thread never lets the server block).
+struct Conn {
+    stream: UnixStream,
+    events: std::sync::mpsc::Receiver<Value>,
+    /// Events read but not yet asked for.
+    held: Vec<Value>,
+}
+
+impl Conn {
+    fn open(socket: &Path) -> Conn {
+        let stream = UnixStream::connect(socket).unwrap();
+        let reader = BufReader::new(stream.try_clone().unwrap());
+        let (tx, events) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in reader.lines() {
+                let Ok(line) = line else { return };
+                let event: Value =
+                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+                if tx.send(event).is_err() {
+                    return;
+                }
+            }
+        });
+        Conn { stream, events, held: Vec::new() }
+    }
+
+    fn send(&mut self, request: Value) {
+        self.send_raw(format!("{request}\n").as_bytes());
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    /// The next event with this id (events of other ids are kept).
+    fn next_for(&mut self, id: &Value) -> Value {
+        if let Some(i) = self.held.iter().position(|e| &e["id"] == id) {
+            return self.held.remove(i);
+        }
+        loop {
+            let event = self.events.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no event for id {id}"));
+            if &event["id"] == id {
+                return event;
+            }
+            self.held.push(event);
+        }
+    }
+
+    /// Every event of call `id` up to and including its exit event.
+    fn call_events(&mut self, id: &Value) -> Vec<Value> {
+        let mut all = Vec::new();
+        loop {
+            let event = self.next_for(id);
+            let last = event["event"] == "exit";
+            all.push(event);
+            if last {
+                return all;
+            }
+        }
+    }
+
+    /// Sends a call and returns (stdout, its exit event).
+    fn call(&mut self, request: Value) -> (String, Value) {
+        let id = request["id"].clone();
+        self.send(request);
+        let events = self.call_events(&id);
+        (data(&events, "stdout"), events.last().unwrap().clone())
+    }
+
+    /// Nothing more arrives within `wait`.
+    fn quiet_for(&mut self, wait: Duration) -> Option<Value> {
+        self.held.pop().or_else(|| self.events.recv_timeout(wait).ok())
+    }
+}
+
+fn data(events: &[Value], stream: &str) -> String {
+    events.iter().filter(|e| e["event"] == stream).map(|e| e["data"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn the_socket_is_0600_a_stale_one_is_replaced_and_a_live_one_refused() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mode = std::fs::metadata(&server.socket).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "socket mode {mode:o}");
+
+    let home = server.root.parent().unwrap().join("home");
+    let second = Server::command(&server.root, &home, &server.state, &server.socket, &[]).output().unwrap();
+    assert_eq!(second.status.code(), Some(2), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another server answers"));
+
+    let mut c = server.session(false);
+    let (out, exit) = c.call(json!({"id": 1, "method": "run", "argv": ["cat", "notes.txt"]}));
+    assert_eq!((out.as_str(), exit["code"].as_i64()), ("hw-serve-notes\n", Some(0)), "{exit}");
+    drop(c);
+
+    let (code, server) = server.stop();
+    assert_eq!(code, 0);
+    assert!(!server.socket.exists(), "the socket file outlived the server");
+
+    // A socket file nobody answers on is replaced.
+    let stale = std::os::unix::net::UnixListener::bind(&server.socket).unwrap();
+    drop(stale);
+    assert!(server.socket.exists());
+    let mut server = server;
+    server.child = Server::command(&server.root, &home, &server.state, &server.socket, &[]).spawn().unwrap();
+    server.wait_ready();
+    let mut c = server.session(false);
+    c.send(json!({"id": 1, "method": "status"}));
+    assert_eq!(c.next_for(&json!(1))["event"], "status");
+}
+
+#[test]
+fn calls_stream_filtered_output_and_end_with_one_exit_event_and_one_audit_record() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    std::fs::write(server.root.join(".env"), "API_TOKEN=hw-serve-secret-4711\n").unwrap();
+    let mut c = server.session(false);
+
+    c.send(json!({"id": "a", "method": "shell_run", "command": "echo out; echo err >&2; grep -r hw-serve . 2>/dev/null; exit 3"}));
+    let events = c.call_events(&json!("a"));
+    let exits: Vec<_> = events.iter().filter(|e| e["event"] == "exit").collect();
+    assert_eq!(exits.len(), 1);
+    assert_eq!(exits[0]["code"], 3);
+    assert_eq!(exits[0]["reason"], "exited");
+    assert!(data(&events, "stdout").contains("out\n"));
+    assert!(data(&events, "stdout").contains("hw-serve-notes"));
+    assert!(!data(&events, "stdout").contains("hw-serve-secret-4711"), "the .env is masked in the view");
+    assert_eq!(data(&events, "stderr"), "err\n");
+
+    let (_, denied) = c.call(json!({"id": "b", "method": "shell_run", "command": "cat .env"}));
+    assert_eq!(denied["code"], 126);
+    assert_eq!(denied["reason"], "denied");
+    assert_eq!(denied["denied"]["rule"], "env-file");
+
+    let (out, exit) = c.call(json!({"id": "c", "method": "run", "argv": ["no-such-program-hw"]}));
+    assert_eq!((out.as_str(), exit["code"].as_i64()), ("", Some(127)));
+
+    for exit in [exits[0], &denied, &exit] {
+        let call = exit["call"].as_str().unwrap();
+        let ends = server.audit().into_iter().filter(|r| r["call_id"] == call && r["kind"] == "call").count();
+        assert_eq!(ends, 1, "audit records ending call {call}: {:?}", server.audit());
+    }
+}
+
+#[test]
+fn bad_requests_get_an_error_and_the_connection_goes_on() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut c = server.session(false);
+    c.send_raw(b"{not json\n");
+    assert!(c.next_for(&Value::Null)["message"].as_str().unwrap().contains("bad JSON"));
+    c.send(json!({"id": 1, "method": "frobnicate"}));
+    assert_eq!(c.next_for(&json!(1))["message"], "unknown method 'frobnicate'");
+    c.send(json!({"id": 2, "method": "run"}));
+    assert_eq!(c.next_for(&json!(2))["message"], "missing field 'argv'");
+    c.send(json!({"method": "status"}));
+    assert_eq!(c.next_for(&Value::Null)["message"], "missing field 'id'");
+    c.send(json!({"id": 1, "method": "status"}));
+    assert!(c.next_for(&json!(1))["message"].as_str().unwrap().contains("duplicate id"));
+    let mut long = vec![b'x'; (1 << 20) + 100];
+    long.push(b'\n');
+    c.send_raw(&long);
+    let e = c.next_for(&Value::Null);
+    assert_eq!(e["event"], "error");
+    assert!(e["message"].as_str().unwrap().contains("longer than"), "{e}");
+    c.send(json!({"id": 3, "method": "approve", "allow": true}));
+    assert!(c.next_for(&json!(3))["message"].as_str().unwrap().contains("waiting for approval"));
+
+    let (out, exit) = c.call(json!({"id": 4, "method": "run", "argv": ["echo", "still here"]}));
+    assert_eq!((out.as_str(), exit["code"].as_i64()), ("still here\n", Some(0)));
+}
+
+#[test]
+fn unattended_mutating_calls_are_denied_unless_the_policy_allows_them() {
+    let server = Server::start(&[]);
+    let mut c = server.session(false);
+    let (out, exit) = c.call(json!({"id": 1, "method": "run", "argv": ["touch", "made"]}));
+    assert_eq!(out, "");
+    assert_eq!(exit["code"], 126);
+    assert_eq!(exit["denied"]["rule"], "unattended");
+    assert!(!server.root.join("made").exists());
+    // Checks are not mutating calls.
+    c.send(json!({"id": 2, "method": "check_path", "op": "read", "path": "notes.txt"}));
+    assert_eq!(c.next_for(&json!(2))["verdict"], "allow");
+    c.send(json!({"id": 3, "method": "check_url", "url": "http://169.254.169.254/"}));
+    let r = c.next_for(&json!(3));
+    assert_eq!((r["event"].as_str(), r["verdict"].as_str()), (Some("result"), Some("deny")));
+}
+
+#[test]
+fn a_human_connection_is_asked_and_only_it_may_answer() {
+    let server = Server::start(&["--hitl", "on"]);
+    let mut human = server.session(true);
+    let mut other = server.session(true);
+    human.send(json!({"id": 7, "method": "run", "argv": ["touch", "approved"]}));
+    let ask = human.next_for(&json!(7));
+    assert_eq!(ask["event"], "approval", "{ask}");
+    assert!(ask["prompt"].as_str().unwrap().contains("touch approved"));
+
+    other.send(json!({"id": 7, "method": "approve", "allow": true}));
+    assert_eq!(other.next_for(&json!(7))["event"], "error", "a bystander cannot approve");
+    assert!(!server.root.join("approved").exists());
+
+    human.send(json!({"id": 7, "method": "approve", "allow": true}));
+    let events = human.call_events(&json!(7));
+    assert_eq!(events.last().unwrap()["code"], 0, "{events:?}");
+    assert!(server.root.join("approved").exists());
+    assert!(other.quiet_for(Duration::from_millis(300)).is_none(), "the other connection saw events");
+
+    human.send(json!({"id": 8, "method": "run", "argv": ["touch", "refused"]}));
+    assert_eq!(human.next_for(&json!(8))["event"], "approval");
+    human.send(json!({"id": 8, "method": "approve", "allow": false}));
+    let exit = human.call_events(&json!(8)).pop().unwrap();
+    assert_eq!((exit["code"].as_i64(), exit["denied"]["rule"].as_str()), (Some(126), Some("approval")));
+    assert!(!server.root.join("refused").exists());
+}
+
+#[test]
+fn fifty_concurrent_calls_on_five_connections_are_neither_lost_nor_mixed() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut conns: Vec<Conn> = (0..5).map(|_| server.session(false)).collect();
+    for (c, conn) in conns.iter_mut().enumerate() {
+        for i in 0..10 {
+            let token = format!("tok-{c}-{i}");
+            let script = format!("for n in 1 2 3; do echo {token}; sleep 0.0$n; done");
+            conn.send(json!({"id": i, "method": "shell_run", "command": script}));
+        }
+    }
+    for (c, conn) in conns.iter_mut().enumerate() {
+        for i in 0..10 {
+            let events = conn.call_events(&json!(i));
+            let token = format!("tok-{c}-{i}\n");
+            assert_eq!(data(&events, "stdout"), token.repeat(3), "call {c}/{i}: {events:?}");
+            assert_eq!(events.iter().filter(|e| e["event"] == "exit").count(), 1);
+            assert_eq!(events.last().unwrap()["code"], 0);
+        }
+        assert!(conn.quiet_for(Duration::from_millis(100)).is_none());
+    }
+}
+
+#[test]
+fn cancel_kills_the_tree_and_a_timeout_ends_the_call() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut c = server.session(false);
+    let marker = format!("hw-cancel-{}", std::process::id());
+    c.send(json!({"id": "long", "method": "shell_run", "command": format!("echo started; (sleep 300; echo {marker}) & sleep 300")}));
+    assert_eq!(c.next_for(&json!("long"))["event"], "start");
+    let first = c.next_for(&json!("long"));
+    assert_eq!(first["data"], "started\n", "{first}");
+    c.send(json!({"id": "st", "method": "status"}));
+    let status = c.next_for(&json!("st"));
+    assert_eq!(status["calls"].as_array().unwrap().len(), 1, "{status}");
+    c.send(json!({"id": "x", "method": "cancel", "target_id": "long"}));
+    let exit = c.call_events(&json!("long")).pop().unwrap();
+    assert_eq!((exit["code"].as_i64(), exit["reason"].as_str()), (Some(130), Some("cancelled")), "{exit}");
+    assert_eq!(c.next_for(&json!("x"))["event"], "result");
+    let left = Command::new("pgrep").arg("-f").arg("sleep 300").output().unwrap();
+    assert!(left.stdout.is_empty(), "processes left: {}", String::from_utf8_lossy(&left.stdout));
+
+    c.send(json!({"id": "y", "method": "cancel", "target_id": "long"}));
+    assert_eq!(c.next_for(&json!("y"))["event"], "error", "a call that ended cannot be cancelled");
+
+    let (_, exit) = c.call(json!({"id": "t", "method": "run", "argv": ["sleep", "300"], "timeout": "1s"}));
+    assert_eq!((exit["code"].as_i64(), exit["reason"].as_str()), (Some(124), Some("timeout")), "{exit}");
+}
+
+#[test]
+fn sigterm_lets_a_running_call_finish_and_removes_the_socket() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut c = server.session(false);
+    c.send(json!({"id": 1, "method": "shell_run", "command": "echo begun; sleep 1; echo done"}));
+    assert_eq!(c.next_for(&json!(1))["event"], "start");
+    assert_eq!(c.next_for(&json!(1))["data"], "begun\n");
+    let (code, server) = server.stop();
+    let events = c.call_events(&json!(1));
+    assert_eq!(data(&events, "stdout"), "done\n");
+    assert_eq!(events.last().unwrap()["code"], 0);
+    assert_eq!(code, 0);
+    assert!(!server.socket.exists());
+}
+
+#[test]
+fn run_and_sh_connect_send_the_call_to_the_server() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let client = |args: &[&str], env_socket: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hullward"));
+        c.env_clear().env("PATH", PATH).current_dir(&server.root).stdin(Stdio::null());
+        if env_socket {
+            c.env("HULLWARD_SOCKET", &server.socket);
+        }
+        c.args(args).output().unwrap()
+    };
+    let socket = server.socket.to_str().unwrap();
+    let out = client(&["run", "--connect", socket, "--", "cat", "notes.txt"], false);
+    assert_eq!((out.status.code(), out.stdout.as_slice()), (Some(0), b"hw-serve-notes\n".as_slice()));
+    let out = client(&["sh", "--", "echo to-stderr >&2; exit 7"], true);
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "to-stderr\n");
+    let out = client(&["sh", "--", "cat .env"], true);
+    assert_eq!(out.status.code(), Some(126));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[DENIED]"));
+}
+
+/// A config file for a server's policy (outside the root).
+fn config(yaml: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir_in(Path::new(env!("CARGO_TARGET_TMPDIR"))).unwrap();
+    let path = dir.path().join("config.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let text = path.to_str().unwrap().to_string();
+    (dir, text)
+}
+
+#[test]
+fn an_unanswered_approval_times_out_as_a_refusal() {
+    let (_dir, cfg) = config("Sandbox:\n  ApprovalTimeout: 1s\n");
+    let server = Server::start(&["--hitl", "on", "--config", &cfg]);
+    let mut c = server.session(true);
+    c.send(json!({"id": 1, "method": "shell_run", "command": "touch late"}));
+    assert_eq!(c.next_for(&json!(1))["event"], "approval");
+    let exit = c.call_events(&json!(1)).pop().unwrap();
+    assert_eq!(
+        (exit["code"].as_i64(), exit["denied"]["rule"].as_str()),
+        (Some(126), Some("approval")),
+        "{exit}"
+    );
+    assert!(exit["denied"]["message"].as_str().unwrap().contains("within 1s"), "{exit}");
+    c.send(json!({"id": 1, "method": "approve", "allow": true}));
+    assert_eq!(c.next_for(&json!(1))["event"], "error", "too late: nothing waits");
+    assert!(!server.root.join("late").exists());
+}
+
+#[test]
+fn sigterm_stops_a_call_that_outlives_the_grace_and_it_still_gets_its_exit_event() {
+    let (_dir, cfg) = config("Sandbox:\n  ShutdownGrace: 1s\n");
+    let server = Server::start(&["--unattended-policy", "allow", "--config", &cfg]);
+    let mut c = server.session(false);
+    c.send(json!({"id": 1, "method": "run", "argv": ["sleep", "300"]}));
+    assert_eq!(c.next_for(&json!(1))["event"], "start");
+    let (code, server) = server.stop();
+    let exit = c.call_events(&json!(1)).pop().unwrap();
+    assert_eq!((exit["code"].as_i64(), exit["reason"].as_str()), (Some(143), Some("signal")), "{exit}");
+    assert_eq!(code, 0);
+    let call = exit["call"].as_str().unwrap();
+    assert!(server.audit().iter().any(|r| r["call_id"] == call && r["kind"] == "call"));
+    assert!(!server.socket.exists());
+}
