@@ -132,13 +132,16 @@ fn twenty_thousand_and_one_planted_env_files_do_not_stop_the_next_call() {
     let sb = Sandbox::new();
     sb.write("ok.txt", "still-readable\n");
     // Planted by a sandboxed program: quarantined after that call.
-    let out = sb.sh("mkdir -p by-child && cd by-child && i=0; while [ $i -le 20000 ]; do : > .env.$i; i=$((i+1)); done; echo PLANTED");
+    // 20,001 creations take seconds on a loaded machine: a longer budget than the default call's.
+    let out = sb.sh_with(&["--timeout", "25s"], "mkdir -p by-child && cd by-child && i=0; while [ $i -le 20000 ]; do : > .env.$i; i=$((i+1)); done; echo PLANTED");
     out.expect_code(0);
     assert!(!sb.exists("by-child/.env.0") && !sb.exists("by-child/.env.20000"), "planted files stayed");
     // Planted from outside (a clone): the next call runs, they stay unreadable.
     plant(&sb.root.join("planted"), 20_001, "K=v\n");
-    let out = sb
-        .sh("cat ok.txt; cat planted/.env.7 && echo LEAKED; ls planted >/dev/null 2>&1 && echo LISTED; true");
+    let out = sb.sh_with(
+        &["--timeout", "25s"],
+        "cat ok.txt; cat planted/.env.7 && echo LEAKED; ls planted >/dev/null 2>&1 && echo LISTED; true",
+    );
     out.expect_code(0);
     assert!(out.has_line("still-readable"), "{out}");
     assert!(!out.stdout.contains("LEAKED") && !out.stdout.contains("LISTED"), "{out}");
