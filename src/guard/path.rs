@@ -479,7 +479,13 @@ mod tests {
         assert_eq!(decide(&p, &fx, Op::Write, ".git/hooks/pre-commit").rule, "git-metadata");
         assert_eq!(decide(&p, &fx, Op::Write, ".git/config").rule, "git-metadata");
         assert!(decide(&p, &fx, Op::Read, ".git/config").is_allowed());
-        assert!(decide(&p, &fx, Op::Write, ".git/info/exclude").is_allowed());
+        for redirect in
+            [".git/info/attributes", ".git/commondir", ".git/worktrees/w/gitdir", ".git/modules/m/config"]
+        {
+            assert_eq!(decide(&p, &fx, Op::Write, redirect).rule, "git-metadata", "{redirect}");
+        }
+        assert!(decide(&p, &fx, Op::Write, ".git/objects/ab/cdef").is_allowed());
+        assert!(decide(&p, &fx, Op::Write, ".git/refs/heads/main").is_allowed());
         let p = policy_with(&fx, "Sandbox:\n  ProtectGitMetadata: false\n", false);
         assert!(decide(&p, &fx, Op::Write, ".git/hooks/pre-commit").is_allowed());
     }

@@ -91,8 +91,26 @@ pub const CREDENTIAL_FILE_GLOBS: &[&str] = &[
     "**/.git-credentials",
 ];
 
-/// Repository metadata that runs later outside any sandbox (Decision 8).
-pub const GIT_METADATA_GLOBS: &[&str] = &["**/.git/hooks", "**/.git/config"];
+/// Repository metadata that git executes or is redirected by, later and outside any sandbox
+/// (Decision 8): hooks and the config (`core.fsmonitor`, `core.hooksPath`, aliases), the
+/// per-worktree config, `commondir` (where the repository really is), `info/` (attributes and
+/// excludes), the linked worktrees' administrative directories, and the same inside every
+/// submodule's git directory under `.git/modules/`. What does not exist yet (a `commondir`) cannot
+/// be bound read-only: one created during the call is quarantined after it. Objects, refs, the
+/// index and `HEAD` stay writable for ordinary git work.
+pub const GIT_METADATA_GLOBS: &[&str] = &[
+    "**/.git/hooks",
+    "**/.git/config",
+    "**/.git/config.worktree",
+    "**/.git/commondir",
+    "**/.git/info",
+    "**/.git/worktrees",
+    "**/.git/modules/**/hooks",
+    "**/.git/modules/**/config",
+    "**/.git/modules/**/config.worktree",
+    "**/.git/modules/**/commondir",
+    "**/.git/modules/**/info",
+];
 
 /// One YAML layer being read: its text and how to name it.
 struct Layer<'a> {

@@ -187,10 +187,15 @@ pub enum MountOp {
         slot: usize,
         target: CString,
     },
-    /// A plain (non-recursive) bind mount: device nodes and pinned ancestors.
+    /// A plain (non-recursive) bind mount: device nodes, write-protected entries.
     Bind {
         src: CString,
         target: CString,
+    },
+    /// A recursive bind of `path` over itself: it becomes a mount point, which no rename,
+    /// exchange or `rmdir` can move (`EBUSY`), and keeps whatever is mounted below it.
+    Pin {
+        path: CString,
     },
     /// Make one mount read-only, nosuid, nodev (not its children).
     SetReadOnly {
@@ -555,6 +560,7 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
             attached
         }
         MountOp::Bind { src, target } => sys.mount(Some(src), target, None, libc::MS_BIND, None),
+        MountOp::Pin { path } => sys.mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC, None),
         MountOp::SetReadOnly { target } => sys.mount(
             None,
             target,
@@ -619,6 +625,7 @@ fn describe_op(op: &MountOp) -> String {
         MountOp::Chmod { path, .. } => format!("chmod '{}'", show(path)),
         MountOp::Attach { target, .. } => format!("attaching at '{}'", show(target)),
         MountOp::Bind { src, target } => format!("bind '{}' over '{}'", show(src), show(target)),
+        MountOp::Pin { path } => format!("pinning '{}'", show(path)),
         MountOp::SetReadOnly { target } => format!("read-only '{}'", show(target)),
         MountOp::MaskSource { .. } => "creating the mask source".into(),
         MountOp::Mask { target, .. } => format!("masking '{}'", show(target)),

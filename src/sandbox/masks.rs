@@ -39,6 +39,9 @@ use std::sync::{Condvar, Mutex};
 
 use crate::policy::{GlobRules, Origin, Policy};
 
+/// The rule that protects a gitfile `.git`.
+const GITFILE: &str = "git metadata: a gitfile names where the repository is";
+
 /// Bounds of the walk.
 #[derive(Debug, Clone, Copy)]
 pub struct WalkLimits {
@@ -177,8 +180,13 @@ pub struct ScanSpec<'a> {
     pub roots: &'a [PathBuf],
     pub deny: &'a GlobRules,
     pub write_protect: &'a GlobRules,
-    /// Files protected by path (the policy's own config and profile files).
+    /// Files protected by path (the policy's own config and profile files): bound read-only,
+    /// and every directory between their root and them pinned.
     pub protected_files: &'a [PathBuf],
+    /// Protect every repository found as a whole: each `.git` directory and the directories
+    /// above it (up to its root) pinned, a gitfile `.git` bound read-only and its directories
+    /// pinned (`Sandbox.ProtectGitMetadata`).
+    pub git_metadata: bool,
     /// hullward's own state: masked whole wherever it lies inside a root.
     pub hidden: &'a [PathBuf],
     /// Directories a denied symlink's target must lie in to be masked.
@@ -227,6 +235,7 @@ fn policy_spec<'a>(
         deny: &policy.deny,
         write_protect: &policy.write_protect,
         protected_files: &policy.files,
+        git_metadata: policy.sandbox.protect_git_metadata,
         hidden,
         inside: &policy.sandbox.writable,
         write_lists,
@@ -242,6 +251,8 @@ struct Found {
     skipped_links: Vec<PathBuf>,
     stamps: Vec<(PathBuf, Stamped)>,
     git_dirs: Vec<PathBuf>,
+    /// Directories pinned because a repository lies in or below them.
+    repository_pins: Vec<PathBuf>,
     dirs: Vec<(PathBuf, i128)>,
     /// Directories not read again because their listing did not change since the last walk.
     unchanged: Vec<PathBuf>,
@@ -384,11 +395,14 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
     }
     let within: Vec<&Path> = spec.roots.iter().chain(spec.inside).map(PathBuf::as_path).collect();
     let masks = collapse(outermost(found.masks), spec.limits.max_masks, &within, &mut found.bounded);
+    let mut pins = pins_for(spec.roots, spec.deny, &masks);
+    pins.append(&mut found.repository_pins);
+    pins.extend(policy_file_pins(spec));
+    let pins = bound_pins(pins, &masks, spec.limits.max_masks, &mut found.read_only, &mut found.bounded);
     let mut read_only = outermost(found.read_only);
     // Inside a mask there is nothing left to protect.
     read_only.retain(|r| !masks.iter().any(|m| r.path.starts_with(&m.path)));
     let read_only = collapse(read_only, spec.limits.max_masks, &within, &mut found.bounded);
-    let pins = pins_for(spec.roots, spec.deny, &masks);
     let mut stamps: BTreeMap<PathBuf, Stamped> = found.stamps.into_iter().collect();
     let mut git_dirs: BTreeSet<PathBuf> = found.git_dirs.into_iter().collect();
     if let Some(prev) = previous {
@@ -641,6 +655,9 @@ impl Walk<'_> {
             if ft.is_dir() {
                 if child.file_name() == Some(".git".as_ref()) {
                     self.found().git_dirs.push(path.clone());
+                    if spec.git_metadata {
+                        self.pin_down_to(base, &child);
+                    }
                 }
                 let next = Pending { root: at.root, rel: child.clone(), depth: at.depth + 1, covered: false };
                 if self.hidden(&path) {
@@ -659,6 +676,8 @@ impl Walk<'_> {
                 }
             } else if self.hidden(&path) {
                 self.hide(&path, MaskKind::File);
+            } else if spec.git_metadata && child.file_name() == Some(".git".as_ref()) {
+                self.gitfile(base, &child, ft.is_symlink());
             } else if ft.is_symlink() {
                 // Denied by its own name, or as a denied directory (`secrets/**` with `secrets` a
                 // link to elsewhere in the roots): either way its target is masked, and the link
@@ -681,6 +700,32 @@ impl Walk<'_> {
             child.pop();
         }
         Ok(subdirs)
+    }
+
+    /// Pins `base/rel` and every directory between `base` and it (a repository's `.git`, the
+    /// directory of a gitfile): none of them can be renamed or replaced in the child's view.
+    fn pin_down_to(&self, base: &Path, rel: &Path) {
+        let mut dir = base.to_path_buf();
+        let mut f = self.found();
+        for comp in rel.components() {
+            dir.push(comp);
+            f.repository_pins.push(dir.clone());
+        }
+    }
+
+    /// A `.git` that is not a directory: a gitfile (`gitdir: …`, a submodule's or a linked
+    /// worktree's) says where the repository is, so it is bound read-only and its directory
+    /// pinned; a symlink cannot be bound over and is only stamped (a replacement is quarantined).
+    fn gitfile(&self, base: &Path, rel: &Path, symlink: bool) {
+        let path = base.join(rel);
+        if symlink {
+            self.stamp_only(&path, GITFILE, true);
+        } else {
+            self.protect(&path, MaskKind::File, GITFILE, true);
+        }
+        if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+            self.pin_down_to(base, parent);
+        }
     }
 
     /// Whether `path` is hullward's own state (compared as bytes: `Path` equality walks
@@ -789,6 +834,54 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// The directories between each root and the policy files inside it (`.agent` for
+/// `.agent/hullward.yaml`): pinned, so that no program renames them away and puts a policy of
+/// its own in their place for the next call.
+fn policy_file_pins(spec: &ScanSpec<'_>) -> Vec<PathBuf> {
+    let mut pins = Vec::new();
+    for file in spec.protected_files {
+        let Some(root) = spec.roots.iter().find(|r| file.starts_with(r)) else { continue };
+        let mut dir = file.parent();
+        while let Some(d) = dir.filter(|d| d.starts_with(root) && *d != root.as_path()) {
+            pins.push(d.to_path_buf());
+            dir = d.parent();
+        }
+    }
+    pins
+}
+
+/// Sorted, deduplicated pins outside every mask, at most `max` of them: past the bound, the
+/// deepest are bound read-only instead (stronger than a pin, and collapsed with the other
+/// read-only binds), and the walk says so.
+fn bound_pins(
+    mut pins: Vec<PathBuf>,
+    masks: &[Mask],
+    max: usize,
+    read_only: &mut Vec<Mask>,
+    bounded: &mut Vec<Bounded>,
+) -> Vec<PathBuf> {
+    pins.retain(|p| !masks.iter().any(|m| p.starts_with(&m.path)));
+    pins.sort();
+    pins.dedup();
+    if pins.len() > max {
+        let mut by_depth = pins;
+        by_depth.sort_by_key(|p| p.components().count());
+        let reason = format!("more than {max} pinned directories: bound read-only instead");
+        for path in by_depth.split_off(max) {
+            bounded.push(Bounded { path: path.clone(), reason: reason.clone() });
+            read_only.push(Mask {
+                path,
+                kind: MaskKind::Dir,
+                pattern: format!("(walk bound: {reason})"),
+                via_symlink: None,
+            });
+        }
+        pins = by_depth;
+        pins.sort();
+    }
+    pins
 }
 
 /// Existing directories on the literal path of an anchored (not `**/`-prefixed), configured deny
@@ -909,6 +1002,7 @@ mod tests {
             deny,
             write_protect: protect,
             protected_files: &[],
+            git_metadata: true,
             hidden: &[],
             inside: &[],
             write_lists: Vec::new(),
@@ -961,7 +1055,7 @@ mod tests {
                 ("secrets".into(), MaskKind::Dir),
             ]
         );
-        assert_eq!(snap.pins, vec![root.join("infra")]);
+        assert_eq!(snap.pins, vec![root.join("infra"), root.join("repo"), root.join("repo/.git")]);
     }
 
     #[test]
@@ -979,6 +1073,35 @@ mod tests {
             vec![("repo/.git/config".into(), MaskKind::File), ("repo/.git/hooks".into(), MaskKind::Dir)]
         );
         assert!(snap.git_dirs.contains(&root.join("repo/.git")));
+    }
+
+    #[test]
+    fn repositories_and_policy_files_are_pinned_down_from_their_root() {
+        let (_t, root) = tree();
+        std::fs::create_dir_all(root.join("mods/m")).unwrap();
+        std::fs::write(root.join("mods/m/.git"), "gitdir: ../../repo/.git/modules/m\n").unwrap();
+        std::fs::create_dir_all(root.join(".agent")).unwrap();
+        std::fs::write(root.join(".agent/h.yaml"), "").unwrap();
+        let roots = [root.clone()];
+        let (deny, protect) = (rules(&["**/.env"]), builtin(&["**/.git/hooks"]));
+        let files = [root.join(".agent/h.yaml")];
+        let snap = scan(&ScanSpec { protected_files: &files, ..spec(&roots, &deny, &protect) }).unwrap();
+        let pins: Vec<String> =
+            snap.pins.iter().map(|p| p.strip_prefix(&root).unwrap().display().to_string()).collect();
+        assert_eq!(pins, [".agent", "mods", "mods/m", "repo", "repo/.git"]);
+        assert!(snap
+            .read_only
+            .iter()
+            .any(|m| m.path == root.join("mods/m/.git") && m.kind == MaskKind::File));
+        // Past the bound, the deepest pins become read-only binds.
+        let limits = WalkLimits { max_masks: 2, ..Default::default() };
+        let snap =
+            scan(&ScanSpec { protected_files: &files, limits, ..spec(&roots, &deny, &protect) }).unwrap();
+        assert_eq!(snap.pins.len(), 2, "{:?}", snap.pins);
+        assert!(snap.bounded.iter().any(|b| b.reason.contains("pinned")), "{:?}", snap.bounded);
+        // Without git metadata protection, repositories are not pinned.
+        let snap = scan(&ScanSpec { git_metadata: false, ..spec(&roots, &deny, &protect) }).unwrap();
+        assert!(snap.pins.is_empty(), "{:?}", snap.pins);
     }
 
     #[test]

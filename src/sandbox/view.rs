@@ -296,8 +296,7 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
         }
     }
     for pin in &spec.pins {
-        let p = c(&staged(pin))?;
-        b.ops.push(MountOp::Bind { src: p.clone(), target: p });
+        b.ops.push(MountOp::Pin { path: c(&staged(pin))? });
     }
     for entry in &spec.read_only_binds {
         let p = c(&staged(&entry.path))?;
@@ -423,6 +422,7 @@ mod tests {
                 MountOp::Bind { src, target } => {
                     format!("bind {} {}", src.to_string_lossy(), target.to_string_lossy())
                 }
+                MountOp::Pin { path } => format!("pin {}", path.to_string_lossy()),
                 MountOp::SetReadOnly { target } => format!("ro {}", target.to_string_lossy()),
                 MountOp::MaskSource { slot, .. } => format!("mask-source #{slot}"),
                 MountOp::Mask { slot, name, target } => {
@@ -474,7 +474,7 @@ mod tests {
         assert!(pos("mkdir /tmp/etc") < pos("touch /tmp/etc/ld.so.cache"));
         assert!(pos("touch /tmp/etc/ld.so.cache") < pos("attach #1 /tmp/etc/ld.so.cache"));
         assert!(pos("ln usr/bin /tmp/bin") > pos("tmpfs /tmp"));
-        assert!(pos("bind /tmp/tmp/work/proj/infra /tmp/tmp/work/proj/infra") < pos("mask-source #4"));
+        assert!(pos("pin /tmp/tmp/work/proj/infra") < pos("mask-source #4"));
         assert!(pos("mask-source #4") < pos("mask #4 file /tmp/tmp/work/proj/.env"));
         assert!(pos("close #4") < pos("ro /tmp"));
         assert_eq!(n.last().unwrap(), "pivot /tmp");
