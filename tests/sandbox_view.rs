@@ -215,3 +215,49 @@ fn strict_refuses_a_policy_file_the_view_cannot_protect() {
     let out = sb.sh_with(&["--config", ".agent/hullward.yaml"], "echo RAN");
     out.expect_code(0);
 }
+
+/// The race of issue 9, attack 3: a concurrent process waits until the walk has listed the
+/// directory holding `.env`, then swaps `.env` with an ordinary file before the masks are
+/// mounted. Whatever the timing, the child never reads the secret: the view is verified against
+/// the inodes the walk found, and a swapped entry stops the call.
+#[test]
+fn a_swap_between_the_walk_and_the_masks_never_shows_the_secret() {
+    let sb = Sandbox::new();
+    let race = sb.base.join("race");
+    attack::install_race(&race);
+    let dir = sb.root.join("app");
+    let (mut ran, mut refused) = (0, 0);
+    for round in 0..20 {
+        // A refused call's protected paths are checked by the next call (it finds the pending
+        // record): let that happen before the files are reset and the attacker watches.
+        sb.sh("true").expect_code(0);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in [".env", "notes.txt"] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        std::fs::write(dir.join(".env"), "API_KEY=hw-race-secret-4471\n").unwrap();
+        std::fs::write(dir.join("notes.txt"), "ordinary notes\n").unwrap();
+        let mut attacker = std::process::Command::new(&race)
+            .args([dir.as_os_str(), ".env".as_ref(), "notes.txt".as_ref()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut ready = String::new();
+        let mut stdout = std::io::BufReader::new(attacker.stdout.take().unwrap());
+        std::io::BufRead::read_line(&mut stdout, &mut ready).unwrap();
+        assert_eq!(ready, "ready\n");
+        let out = sb.sh(
+            "for f in app/notes.txt app/.env; do grep -q hw-race-secret $f 2>/dev/null && echo LEAKED-$f; done; echo RAN",
+        );
+        let _ = attacker.kill();
+        let _ = attacker.wait();
+        assert!(!out.stdout.contains("LEAKED"), "round {round}: the secret was read\n{out}");
+        if out.has_line("RAN") {
+            ran += 1;
+        } else {
+            assert!(out.stderr.contains("swapped or replaced"), "round {round}\n{out}");
+            refused += 1;
+        }
+    }
+    eprintln!("20 rounds: {ran} ran, {refused} refused a swapped entry");
+}

@@ -130,6 +130,11 @@ pub struct Snapshot {
     pub write_matches: Vec<PathBuf>,
     /// After a [`rescan`]: where the inodes of the earlier walk's protected entries are now.
     pub located: BTreeMap<(u64, u64), PathBuf>,
+    /// The `(st_dev, st_ino)` of every mask, read-only bind and pin target as the walk found it
+    /// under that name: the child checks each before mounting onto it, so that an entry swapped
+    /// in the meantime (`renameat2` exchange by a concurrent process) stops the call instead of
+    /// leaving the protected inode uncovered under another name.
+    pub identities: BTreeMap<PathBuf, (u64, u64)>,
 }
 
 /// How a protected entry differs after a call.
@@ -253,6 +258,8 @@ struct Found {
     git_dirs: Vec<PathBuf>,
     /// Directories pinned because a repository lies in or below them.
     repository_pins: Vec<PathBuf>,
+    /// Identities of entries protected without a stamp (pins, symlink targets), as walked.
+    identities: Vec<(PathBuf, (u64, u64))>,
     dirs: Vec<(PathBuf, i128)>,
     /// Directories not read again because their listing did not change since the last walk.
     unchanged: Vec<PathBuf>,
@@ -411,6 +418,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         let carried = |p: &Path| p.parent().is_some_and(|d| unchanged.contains(d));
         git_dirs.extend(prev.git_dirs.iter().filter(|p| carried(p)).cloned());
     }
+    let identities = identities(&stamps, found.identities, [&masks, &read_only], &pins);
     found.covered_files.sort();
     found.write_matches.sort();
     found.write_matches.dedup();
@@ -428,7 +436,32 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         covered_files: found.covered_files,
         write_matches: found.write_matches,
         located: found.located.into_iter().collect(),
+        identities,
     })
+}
+
+fn identity_of(path: &Path) -> Option<(u64, u64)> {
+    std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The identity of every entry the view mounts onto: from its stamp (taken when the walk matched
+/// its name), from what the walk noted (pins, symlink targets), or — for the directories a
+/// bound or a collapse covers whole, and pins found after the walk — stat'ed now.
+fn identities(
+    stamps: &BTreeMap<PathBuf, Stamped>,
+    walked: Vec<(PathBuf, (u64, u64))>,
+    lists: [&[Mask]; 2],
+    pins: &[PathBuf],
+) -> BTreeMap<PathBuf, (u64, u64)> {
+    let walked: BTreeMap<PathBuf, (u64, u64)> = walked.into_iter().collect();
+    let paths =
+        lists.into_iter().flatten().map(|m| m.path.as_path()).chain(pins.iter().map(PathBuf::as_path));
+    paths
+        .filter_map(|p| {
+            let known = stamps.get(p).map(|s| s.stamp.inode()).or_else(|| walked.get(p).copied());
+            Some((p.to_path_buf(), known.or_else(|| identity_of(p))?))
+        })
+        .collect()
 }
 
 /// The earlier walk's protected entries that this walk did not reach by reading their directory
@@ -706,10 +739,12 @@ impl Walk<'_> {
     /// directory of a gitfile): none of them can be renamed or replaced in the child's view.
     fn pin_down_to(&self, base: &Path, rel: &Path) {
         let mut dir = base.to_path_buf();
-        let mut f = self.found();
         for comp in rel.components() {
             dir.push(comp);
+            let identity = identity_of(&dir);
+            let mut f = self.found();
             f.repository_pins.push(dir.clone());
+            f.identities.extend(identity.map(|i| (dir.clone(), i)));
         }
     }
 
@@ -791,12 +826,16 @@ impl Walk<'_> {
         let target = std::fs::canonicalize(link).ok();
         let meta = target.as_ref().and_then(|t| std::fs::metadata(t).ok());
         match (target, meta) {
-            (Some(t), Some(meta)) if self.inside(&t) => self.found().masks.push(Mask {
-                path: t,
-                kind: kind_of(&meta),
-                pattern: pattern.to_string(),
-                via_symlink: Some(link.to_path_buf()),
-            }),
+            (Some(t), Some(meta)) if self.inside(&t) => {
+                let mut f = self.found();
+                f.identities.push((t.clone(), (meta.dev(), meta.ino())));
+                f.masks.push(Mask {
+                    path: t,
+                    kind: kind_of(&meta),
+                    pattern: pattern.to_string(),
+                    via_symlink: Some(link.to_path_buf()),
+                });
+            }
             _ => self.found().skipped_links.push(link.to_path_buf()),
         }
     }
@@ -824,7 +863,9 @@ impl Walk<'_> {
                     continue;
                 }
                 if let Ok(meta) = std::fs::metadata(&real) {
-                    self.found().masks.push(Mask {
+                    let mut f = self.found();
+                    f.identities.push((real.clone(), (meta.dev(), meta.ino())));
+                    f.masks.push(Mask {
                         path: real,
                         kind: kind_of(&meta),
                         pattern: rule.pattern.clone(),

@@ -487,6 +487,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         masks: if kernel.refuses(Layer::Masks).is_none() { snapshot.masks.clone() } else { Vec::new() },
         read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
+        identities: snapshot.identities.clone(),
     });
     let mounts = view.as_ref().map(view::build).transpose()?;
 

@@ -67,3 +67,46 @@ pub fn all_worked(out: &Out, names: &[&str]) {
     let failed: Vec<&str> = names.iter().copied().filter(|n| outcome(out, n) != "WORKED").collect();
     assert!(failed.is_empty(), "this legitimate work failed: {failed:?}\n{out}");
 }
+
+/// `race DIR A B`: watches DIR with inotify and, as soon as a reader closes the directory itself
+/// (a walk has listed it), swaps `DIR/A` and `DIR/B` once with `renameat2(RENAME_EXCHANGE)`.
+/// Prints `ready` once the watch is in place; gives up after 20 s.
+const RACE_SRC: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+int main(int argc, char **argv) {
+    if (argc != 4) return 2;
+    alarm(20);
+    int in = inotify_init1(IN_CLOEXEC);
+    if (in < 0 || inotify_add_watch(in, argv[1], IN_CLOSE_NOWRITE | IN_ONLYDIR) < 0) return 1;
+    int dir = open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC);
+    printf("ready\n");
+    fflush(stdout);
+    char buf[4096] __attribute__((aligned(8)));
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n <= 0) return 1;
+        for (char *p = buf; p < buf + n;) {
+            struct inotify_event *e = (struct inotify_event *)p;
+            if ((e->mask & IN_ISDIR) && e->len == 0) {
+                if (syscall(SYS_renameat2, dir, argv[2], dir, argv[3], RENAME_EXCHANGE) != 0) return 1;
+                printf("swapped\n");
+                return 0;
+            }
+            p += sizeof *e + e->len;
+        }
+    }
+}
+"#;
+
+/// Compiles `race` into `dst`.
+pub fn install_race(dst: &Path) {
+    compile_c(RACE_SRC, dst);
+}
