@@ -261,3 +261,80 @@ fn a_swap_between_the_walk_and_the_masks_never_shows_the_secret() {
     }
     eprintln!("20 rounds: {ran} ran, {refused} refused a swapped entry");
 }
+
+/// Files a human or a tool runs later: each planted line would run outside any sandbox.
+const PERSISTENCE: &[&str] = &[
+    ".vscode/tasks.json",
+    ".envrc",
+    ".mcp.json",
+    ".gitmodules",
+    ".husky/pre-commit",
+    ".pre-commit-config.yaml",
+    ".bashrc",
+    ".aws/config",
+    "sub/.envrc",
+    "tools/hooks/pre-push",
+];
+
+#[test]
+fn persistence_files_are_read_only_and_a_new_one_is_quarantined() {
+    let sb = Sandbox::new();
+    sb.control(&format!("git init -q -b main . && git config core.hooksPath tools/hooks && echo 'all:' > Makefile && git add Makefile && {GIT_ID} commit -qm one"))
+        .expect_code(0);
+    for f in PERSISTENCE {
+        sb.write(f, "original\n");
+    }
+    sb.write("sub/.bashrc", "not at the root: an ordinary file\n");
+    let attacks: Vec<String> = PERSISTENCE
+        .iter()
+        .enumerate()
+        .map(|(i, f)| format!("try p{i} sh -c 'echo evil >> {f}'; try mv{i} mv {f} {f}.old; "))
+        .collect();
+    let out = sb.sh(&format!(
+        "{TRY}{} try husky-new sh -c 'echo evil > .husky/post-merge'; \
+         try hooks-new sh -c 'echo evil > tools/hooks/post-checkout'; \
+         echo 'credential_process = evil' > .profile; \
+         try makefile sh -c 'echo \"test:\" >> Makefile'; \
+         try sub-bashrc sh -c 'echo x >> sub/.bashrc'; \
+         try commit sh -c 'git add Makefile && {GIT_ID} commit -qm two'",
+        attacks.concat()
+    ));
+    out.expect_code(0);
+    let names: Vec<String> =
+        (0..PERSISTENCE.len()).flat_map(|i| [format!("p{i}"), format!("mv{i}")]).collect();
+    let mut blocked: Vec<&str> = names.iter().map(String::as_str).collect();
+    blocked.extend(["husky-new", "hooks-new"]);
+    all_blocked(&out, &blocked);
+    all_worked(&out, &["makefile", "sub-bashrc", "commit"]);
+    for f in PERSISTENCE {
+        assert_eq!(sb.read(f).as_deref(), Some("original\n"), "{f}");
+    }
+    assert!(!sb.exists(".profile"), "the planted .profile stayed\n{out}");
+    assert!(out.stderr.contains("'.profile' was created"), "{out}");
+}
+
+#[test]
+fn write_protect_entries_are_added_and_removed_in_the_config() {
+    let sb = Sandbox::new();
+    sb.write(".envrc", "original\n");
+    sb.write("deploy/run.sh", "original\n");
+    sb.write(".mcp.json", "original\n");
+    let config = sb.config("Sandbox:\n  WriteProtect: [deploy/**, '!.envrc']\n");
+    let out = sb.sh_with(
+        &["--config", config.to_str().unwrap()],
+        &format!(
+            "{TRY} try envrc sh -c 'echo x >> .envrc'; try deploy sh -c 'echo x >> deploy/run.sh'; \
+             try mcp sh -c 'echo x >> .mcp.json'"
+        ),
+    );
+    out.expect_code(0);
+    all_worked(&out, &["envrc"]);
+    all_blocked(&out, &["deploy", "mcp"]);
+    let check = sb
+        .hullward()
+        .args(["--config", config.to_str().unwrap(), "check", "path", "write", "deploy/run.sh", "--json"])
+        .output()
+        .unwrap();
+    let verdict: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(verdict["rule"], "write-protect", "{verdict}");
+}

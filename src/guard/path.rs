@@ -201,12 +201,23 @@ pub fn check(policy: &Policy, op: Op, path: &Path, cwd: &Path) -> Decision {
     if op.mutates() {
         let roots = policy.roots();
         for candidate in [&written, &resolved] {
-            if policy.write_protect.match_covering(match_key(candidate, &roots)).is_some() {
+            if let Some(rule) = policy.write_protect.match_covering(match_key(candidate, &roots)) {
+                if rule.origin == Origin::Builtin("git-metadata") {
+                    return Decision::deny(
+                        "git-metadata",
+                        format!(
+                            "[DENIED] '{}': Path is write-protected repository metadata (a planted hook or config runs later, outside any sandbox).",
+                            shown(policy, candidate)
+                        ),
+                    );
+                }
                 return Decision::deny(
-                    "git-metadata",
+                    "write-protect",
                     format!(
-                        "[DENIED] '{}': Path is write-protected repository metadata (a planted hook or config runs later, outside any sandbox).",
-                        shown(policy, candidate)
+                        "[DENIED] '{}': Path is write-protected ('{}', {}): what is planted there runs later, outside any sandbox.",
+                        shown(policy, candidate),
+                        rule.pattern,
+                        rule.origin
                     ),
                 );
             }

@@ -97,6 +97,10 @@ pub struct SandboxSection {
     pub allow_substitution: Option<bool>,
     #[serde(rename = "ProtectGitMetadata")]
     pub protect_git_metadata: Option<bool>,
+    /// Files made read-only for the program (besides git metadata): adds to the built-in list,
+    /// `!ENTRY` removes an entry.
+    #[serde(rename = "WriteProtect")]
+    pub write_protect: Option<Vec<String>>,
 }
 
 /// One entry of `Sandbox.Credentials`.

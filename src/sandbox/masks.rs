@@ -42,6 +42,9 @@ use crate::policy::{GlobRules, Origin, Policy};
 /// The rule that protects a gitfile `.git`.
 const GITFILE: &str = "git metadata: a gitfile names where the repository is";
 
+/// The rule that protects the directory a repository's `core.hooksPath` names.
+const HOOKS_PATH: &str = "git metadata: the hooks directory core.hooksPath names";
+
 /// Bounds of the walk.
 #[derive(Debug, Clone, Copy)]
 pub struct WalkLimits {
@@ -690,6 +693,7 @@ impl Walk<'_> {
                     self.found().git_dirs.push(path.clone());
                     if spec.git_metadata {
                         self.pin_down_to(base, &child);
+                        self.hooks_dir(&path);
                     }
                 }
                 let next = Pending { root: at.root, rel: child.clone(), depth: at.depth + 1, covered: false };
@@ -745,6 +749,16 @@ impl Walk<'_> {
             let mut f = self.found();
             f.repository_pins.push(dir.clone());
             f.identities.extend(identity.map(|i| (dir.clone(), i)));
+        }
+    }
+
+    /// The directory a repository's `core.hooksPath` names, when it lies inside a root or a
+    /// writable directory: bound read-only like `.git/hooks`.
+    fn hooks_dir(&self, git_dir: &Path) {
+        let Some(hooks) = super::protect::hooks_path(git_dir) else { return };
+        let Ok(real) = std::fs::canonicalize(&hooks) else { return };
+        if self.inside(&real) && real.is_dir() && !self.spec.roots.contains(&real) {
+            self.protect(&real, MaskKind::Dir, HOOKS_PATH, true);
         }
     }
 

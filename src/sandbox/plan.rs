@@ -110,6 +110,9 @@ pub struct SandboxPlan {
     pub cpu_millis: Option<u64>,
     pub yolo: bool,
     pub kernel: KernelSupport,
+    /// Where the protected paths the call creates or changes anyway are moved after it
+    /// (`$HULLWARD_HOME/quarantine`).
+    pub quarantine_dir: PathBuf,
 }
 
 /// Why no plan could be made.
@@ -590,6 +593,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         cpu_millis: if yolo { None } else { limits.cpu_millis },
         yolo,
         kernel: kernel.clone(),
+        quarantine_dir: policy.session.state_dir.join("quarantine"),
     })
 }
 
@@ -801,6 +805,11 @@ impl SandboxPlan {
                 "path": m.path.display().to_string(),
                 "rule": m.pattern,
             })).collect::<Vec<_>>(),
+            "quarantine": (!self.yolo).then(|| json!({
+                "dir": self.quarantine_dir.display().to_string(),
+                "rule": "protected paths (deny matches, git metadata, policy files, WriteProtect entries) created, changed or moved away",
+                "watched": self.snapshot.stamps.len(),
+            })),
             "symlinks_not_masked": self.snapshot.skipped_links.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "entries_walked": self.snapshot.entries_seen,
             "masked_whole": self.snapshot.bounded.iter().map(|b| json!({"path": b.path.display().to_string(), "reason": b.reason})).collect::<Vec<_>>(),

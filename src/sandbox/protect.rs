@@ -1,5 +1,9 @@
 //! What must not change for whatever runs after the call, outside any sandbox: the check that the
-//! loaded policy files really are out of the program's reach.
+//! loaded policy files really are out of the program's reach, and the hooks directory a
+//! repository's `core.hooksPath` names (husky, lefthook, a team's `tools/hooks`).
+//!
+//! [`hooks_path`] is called by the walk ([`super::masks`]) for every repository it finds: the
+//! directory is then bound read-only like `.git/hooks`.
 //!
 //! The walk ([`super::masks`]) binds every policy file inside a writable tree read-only and pins
 //! the directories between its root and it; [`unprotected_policy_files`] is called by the planner
@@ -55,10 +59,60 @@ pub fn unprotected_policy_files(
     out
 }
 
+/// The hooks directory `core.hooksPath` names in the repository config `git_dir/config`,
+/// resolved like git does (relative to the working tree, `git_dir`'s parent); `None` when unset.
+pub fn hooks_path(git_dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(git_dir.join("config")).ok()?;
+    let value = config_value(&text, "core", "hookspath")?;
+    let path = Path::new(&value);
+    Some(if path.is_absolute() { path.to_path_buf() } else { git_dir.parent()?.join(path) })
+}
+
+/// The last value of `section.key` in a git config text (names compared case-insensitively,
+/// surrounding quotes removed); enough for the one key asked.
+fn config_value(text: &str, section: &str, key: &str) -> Option<String> {
+    let mut current = String::new();
+    let mut found = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            let name = rest.split([']', ' ', '"']).next().unwrap_or("");
+            current = name.to_ascii_lowercase();
+            continue;
+        }
+        if current != section {
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=') else { continue };
+        if k.trim().eq_ignore_ascii_case(key) {
+            let v = v.split([';', '#']).next().unwrap_or("").trim();
+            found = Some(v.trim_matches('"').to_string());
+        }
+    }
+    found.filter(|v| !v.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sandbox::masks::Mask;
+
+    #[test]
+    fn core_hooks_path_is_read_like_git() {
+        let t = tempfile::tempdir().unwrap();
+        let git = t.path().join("repo/.git");
+        std::fs::create_dir_all(&git).unwrap();
+        std::fs::write(
+            git.join("config"),
+            "[user]\n\thooksPath = no\n[core]\n\tbare = false\n\tHooksPath = \".husky/_\" ; husky\n",
+        )
+        .unwrap();
+        assert_eq!(hooks_path(&git), Some(t.path().join("repo/.husky/_")));
+        std::fs::write(git.join("config"), "[core]\n\thookspath=/srv/hooks\n").unwrap();
+        assert_eq!(hooks_path(&git), Some(PathBuf::from("/srv/hooks")));
+        std::fs::write(git.join("config"), "[core]\n\tbare = false\n").unwrap();
+        assert_eq!(hooks_path(&git), None);
+    }
 
     fn entry(path: &Path, kind: MaskKind) -> Mask {
         Mask { path: path.to_path_buf(), kind, pattern: "p".into(), via_symlink: None }
