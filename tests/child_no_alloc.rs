@@ -94,6 +94,12 @@ impl Sys for Inert {
     fn move_mount_fd(&self, _: RawFd, _: &CStr) -> SysResult<()> {
         Ok(())
     }
+    fn move_mount_onto(&self, _: RawFd, _: RawFd) -> SysResult<()> {
+        Ok(())
+    }
+    fn identity(&self, _: RawFd) -> SysResult<(u64, u64)> {
+        Ok((1, 2))
+    }
     fn mkdir(&self, _: &CStr, _: u32) -> SysResult<()> {
         Err(Errno(libc::EEXIST))
     }
@@ -173,7 +179,9 @@ fn the_child_sequence_does_not_allocate() {
         MountOp::SetReadOnly { target: c("/tmp/dev") },
         MountOp::Mkdir { path: c("/tmp/.hullward-mask-source"), mode: 0o700 },
         MountOp::MaskSource { slot: 1, at: c("/tmp/.hullward-mask-source") },
-        MountOp::Mask { slot: 1, name: c("file"), target: c("/tmp/work/.env") },
+        MountOp::Pin { path: c("/tmp/work/infra"), expect: Some((1, 2)) },
+        MountOp::ReadOnlyBind { target: c("/tmp/work/.git/config"), expect: Some((1, 2)) },
+        MountOp::Mask { slot: 1, name: c("file"), target: c("/tmp/work/.env"), expect: Some((1, 2)) },
         MountOp::Close { slot: 1 },
         MountOp::Unmount { target: c("/tmp/.hullward-mask-source") },
         MountOp::Rmdir { path: c("/tmp/.hullward-mask-source") },

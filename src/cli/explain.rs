@@ -74,7 +74,19 @@ pub fn policy_json(p: &Policy) -> Value {
         "system": paths(&sb.system),
         "read_only_dirs": paths(&sb.read_only_dirs),
         "deny": globs_json(&p.deny),
-        "write_protect": globs_json(&p.write_protect),
+        "write_protect": Value::Array(
+            p.write_protect
+                .rules()
+                .iter()
+                .map(|r| {
+                    let from = match crate::policy::load::write_protect_reason(&r.pattern) {
+                        Some(why) => format!("{}: {why}", r.origin),
+                        None => r.origin.to_string(),
+                    };
+                    json!({ "pattern": r.pattern, "from": from })
+                })
+                .collect()
+        ),
         "read": globs_json(&p.read),
         "write": globs_json(&p.write),
         "change_envelope": p.change_envelope.as_ref().map(globs_json),
@@ -278,6 +290,20 @@ fn render_plan(p: &Value) -> String {
     }
     if p["pinned"].as_array().is_some_and(|a| !a.is_empty()) {
         out.push_str(&format!("  pinned:       {} (cannot be renamed away)\n", list_or(&p["pinned"], "")));
+    }
+    if let Some(ro) = p["write_protected"].as_array().filter(|a| !a.is_empty()) {
+        out.push_str(&format!("  read-only ({}; bound over themselves):\n", ro.len()));
+        for r in ro {
+            out.push_str(&format!("    {}  ({})\n", s(&r["path"]), s(&r["rule"])));
+        }
+    }
+    if let Some(q) = p["quarantine"].as_object() {
+        out.push_str(&format!(
+            "  quarantine:   after the call, {} go to {}/CALL/, originals put back, all reported ({} entries watched)\n",
+            s(&q["rule"]),
+            s(&q["dir"]),
+            s(&q["watched"])
+        ));
     }
     match p["landlock"].as_object() {
         Some(l) => {

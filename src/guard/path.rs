@@ -201,12 +201,23 @@ pub fn check(policy: &Policy, op: Op, path: &Path, cwd: &Path) -> Decision {
     if op.mutates() {
         let roots = policy.roots();
         for candidate in [&written, &resolved] {
-            if policy.write_protect.match_covering(match_key(candidate, &roots)).is_some() {
+            if let Some(rule) = policy.write_protect.match_covering(match_key(candidate, &roots)) {
+                if rule.origin == Origin::Builtin("git-metadata") {
+                    return Decision::deny(
+                        "git-metadata",
+                        format!(
+                            "[DENIED] '{}': Path is write-protected repository metadata (a planted hook or config runs later, outside any sandbox).",
+                            shown(policy, candidate)
+                        ),
+                    );
+                }
                 return Decision::deny(
-                    "git-metadata",
+                    "write-protect",
                     format!(
-                        "[DENIED] '{}': Path is write-protected repository metadata (a planted hook or config runs later, outside any sandbox).",
-                        shown(policy, candidate)
+                        "[DENIED] '{}': Path is write-protected ('{}', {}): what is planted there runs later, outside any sandbox.",
+                        shown(policy, candidate),
+                        rule.pattern,
+                        rule.origin
                     ),
                 );
             }
@@ -479,7 +490,13 @@ mod tests {
         assert_eq!(decide(&p, &fx, Op::Write, ".git/hooks/pre-commit").rule, "git-metadata");
         assert_eq!(decide(&p, &fx, Op::Write, ".git/config").rule, "git-metadata");
         assert!(decide(&p, &fx, Op::Read, ".git/config").is_allowed());
-        assert!(decide(&p, &fx, Op::Write, ".git/info/exclude").is_allowed());
+        for redirect in
+            [".git/info/attributes", ".git/commondir", ".git/worktrees/w/gitdir", ".git/modules/m/config"]
+        {
+            assert_eq!(decide(&p, &fx, Op::Write, redirect).rule, "git-metadata", "{redirect}");
+        }
+        assert!(decide(&p, &fx, Op::Write, ".git/objects/ab/cdef").is_allowed());
+        assert!(decide(&p, &fx, Op::Write, ".git/refs/heads/main").is_allowed());
         let p = policy_with(&fx, "Sandbox:\n  ProtectGitMetadata: false\n", false);
         assert!(decide(&p, &fx, Op::Write, ".git/hooks/pre-commit").is_allowed());
     }

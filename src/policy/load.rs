@@ -91,8 +91,65 @@ pub const CREDENTIAL_FILE_GLOBS: &[&str] = &[
     "**/.git-credentials",
 ];
 
-/// Repository metadata that runs later outside any sandbox (Decision 8).
-pub const GIT_METADATA_GLOBS: &[&str] = &["**/.git/hooks", "**/.git/config"];
+/// Repository metadata that git executes or is redirected by, later and outside any sandbox
+/// (Decision 8): hooks and the config (`core.fsmonitor`, `core.hooksPath`, aliases), the
+/// per-worktree config, `commondir` (where the repository really is), `info/` (attributes and
+/// excludes), the linked worktrees' administrative directories, and the same inside every
+/// submodule's git directory under `.git/modules/`. What does not exist yet (a `commondir`) cannot
+/// be bound read-only: one created during the call is quarantined after it. Objects, refs, the
+/// index and `HEAD` stay writable for ordinary git work.
+pub const GIT_METADATA_GLOBS: &[&str] = &[
+    "**/.git/hooks",
+    "**/.git/config",
+    "**/.git/config.worktree",
+    "**/.git/commondir",
+    "**/.git/info",
+    "**/.git/worktrees",
+    "**/.git/modules/**/hooks",
+    "**/.git/modules/**/config",
+    "**/.git/modules/**/config.worktree",
+    "**/.git/modules/**/commondir",
+    "**/.git/modules/**/info",
+];
+
+/// `Sandbox.WriteProtect`'s built-in entries: files that a human or a tool runs or obeys later,
+/// outside any sandbox, each with the reason. Bound read-only like git metadata (and quarantined
+/// when created during a call); a config adds entries and removes these with `!ENTRY` (the
+/// pattern as written here, or without its `**/`).
+pub const WRITE_PROTECT_BUILTIN: &[(&str, &str)] = &[
+    ("**/.vscode/tasks.json", "VS Code runs its tasks (some on folder open)"),
+    (
+        "**/.vscode/settings.json",
+        "VS Code settings name executables (terminal profiles, linters, formatters)",
+    ),
+    ("**/.vscode/launch.json", "VS Code starts its debug configurations"),
+    ("**/.idea/workspace.xml", "JetBrains IDEs run its run configurations"),
+    ("**/.envrc", "direnv executes it on entering the directory"),
+    ("**/.mcp.json", "MCP clients start the servers it lists"),
+    ("**/.cursor/mcp.json", "Cursor starts the MCP servers it lists"),
+    ("**/.claude/settings.json", "Claude Code runs its hooks and obeys its permissions"),
+    ("**/.claude/settings.local.json", "Claude Code runs its hooks and obeys its permissions"),
+    ("**/.gitmodules", "git clones and checks out the submodule URLs and paths it names"),
+    ("**/.husky", "husky's hooks directory: git runs the hooks in it"),
+    ("**/.pre-commit-config.yaml", "pre-commit installs and runs the hooks it lists"),
+    ("**/.devcontainer", "dev containers run its lifecycle commands and mounts"),
+    (".bashrc", "a shell started in the root as home reads it"),
+    (".bash_profile", "a login shell started in the root as home reads it"),
+    (".bash_login", "a login shell started in the root as home reads it"),
+    (".profile", "a login shell started in the root as home reads it"),
+    (".zshrc", "zsh started in the root as home reads it"),
+    (".zshenv", "every zsh started in the root as home reads it"),
+    (".zprofile", "a zsh login shell started in the root as home reads it"),
+    (".gitconfig", "git reads it when the root is a home (aliases, core.fsmonitor, hooksPath)"),
+    ("**/.aws/config", "the AWS CLI and SDKs run its credential_process"),
+    ("**/.ssh/config", "ssh runs its ProxyCommand and LocalCommand"),
+    ("**/.ssh/authorized_keys", "it grants logins"),
+];
+
+/// The reason of a built-in `WriteProtect` entry (for `explain` and the report).
+pub fn write_protect_reason(pattern: &str) -> Option<&'static str> {
+    WRITE_PROTECT_BUILTIN.iter().find(|(p, _)| *p == pattern).map(|(_, why)| *why)
+}
 
 /// One YAML layer being read: its text and how to name it.
 struct Layer<'a> {
@@ -202,6 +259,8 @@ struct Accum {
     approval_timeout: Option<Duration>,
     shutdown_grace: Option<Duration>,
     skill_dirs: Option<Vec<RawPath>>,
+    /// `WriteProtect` entries of every layer, in order (adds up like `System`; `!ENTRY` removes).
+    write_protect: Vec<GlobRule>,
     diags: Vec<Diagnostic>,
 }
 
@@ -556,6 +615,27 @@ fn apply_sandbox(acc: &mut Accum, layer: &Layer<'_>, sb: &SandboxSection) {
     if let Some(v) = &sb.skill_dirs {
         acc.skill_dirs = Some(raw_paths(layer, &[s, Key("SkillDirs")], v));
     }
+    if let Some(list) = &sb.write_protect {
+        acc.write_protect.extend(globs(layer, &[s, Key("WriteProtect")], list));
+    }
+}
+
+/// The built-in `WriteProtect` list with the configured entries applied in order: `!ENTRY` removes
+/// an earlier entry spelled `ENTRY` or `**/ENTRY`, anything else is added.
+fn write_protect_entries(configured: Vec<GlobRule>) -> Vec<GlobRule> {
+    let mut out: Vec<GlobRule> = WRITE_PROTECT_BUILTIN
+        .iter()
+        .map(|(p, _)| GlobRule { pattern: (*p).into(), origin: Origin::Builtin("write-protect") })
+        .collect();
+    for rule in configured {
+        match rule.pattern.strip_prefix('!') {
+            Some(removed) => {
+                out.retain(|r| r.pattern != removed && r.pattern.strip_prefix("**/") != Some(removed))
+            }
+            None => out.push(rule),
+        }
+    }
+    out
 }
 
 fn is_env_name(name: &str) -> bool {
@@ -688,6 +768,7 @@ fn finish(
             .iter()
             .map(|p| GlobRule { pattern: format!("**/{p}"), origin: Origin::Builtin("policy-file") }),
     );
+    write_protect.extend(write_protect_entries(std::mem::take(&mut acc.write_protect)));
     let mut compile = |rules: Vec<GlobRule>| match GlobRules::new(rules) {
         Ok(r) => r,
         Err(e) => {

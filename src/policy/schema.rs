@@ -103,6 +103,10 @@ pub struct SandboxSection {
     pub shutdown_grace: Option<Scalar>,
     #[serde(rename = "SkillDirs")]
     pub skill_dirs: Option<Vec<String>>,
+    /// Files made read-only for the program (besides git metadata): adds to the built-in list,
+    /// `!ENTRY` removes an entry.
+    #[serde(rename = "WriteProtect")]
+    pub write_protect: Option<Vec<String>>,
 }
 
 /// One entry of `Sandbox.Credentials`.

@@ -187,10 +187,26 @@ pub enum MountOp {
         slot: usize,
         target: CString,
     },
-    /// A plain (non-recursive) bind mount: device nodes and pinned ancestors.
+    /// A plain (non-recursive) bind mount: device nodes, write-protected entries.
     Bind {
         src: CString,
         target: CString,
+    },
+    /// A recursive bind of `path` over itself: it becomes a mount point, which no rename,
+    /// exchange or `rmdir` can move (`EBUSY`), and keeps whatever is mounted below it. Like
+    /// [`MountOp::ReadOnlyBind`] and [`MountOp::Mask`], the entry is opened (`O_PATH`, no
+    /// symlink followed), checked against `expect` — the `(st_dev, st_ino)` the walk found under
+    /// that name — and mounted onto through the descriptor: an entry swapped since the walk
+    /// stops the child with `ESTALE`, and one swapped after the check is still the one covered.
+    Pin {
+        path: CString,
+        expect: Option<(u64, u64)>,
+    },
+    /// A bind of `target` over itself, read-only, nosuid, nodev (write-protected entries),
+    /// verified like [`MountOp::Pin`].
+    ReadOnlyBind {
+        target: CString,
+        expect: Option<(u64, u64)>,
     },
     /// Make one mount read-only, nosuid, nodev (not its children).
     SetReadOnly {
@@ -204,11 +220,13 @@ pub enum MountOp {
         slot: usize,
         at: CString,
     },
-    /// Mount a copy of `name` (`file` or `dir`) from the mask source in `slot` over `target`.
+    /// Mount a copy of `name` (`file` or `dir`) from the mask source in `slot` over `target`,
+    /// verified like [`MountOp::Pin`].
     Mask {
         slot: usize,
         name: CString,
         target: CString,
+        expect: Option<(u64, u64)>,
     },
     /// Close a slot's descriptor (dropping a detached mount).
     Close {
@@ -555,6 +573,21 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
             attached
         }
         MountOp::Bind { src, target } => sys.mount(Some(src), target, None, libc::MS_BIND, None),
+        MountOp::Pin { path, expect } => {
+            let at = open_verified(sys, path, *expect)?;
+            let copy = sys.open_tree(at, c"", CLONE_FLAGS | libc::AT_EMPTY_PATH as u32);
+            attach_onto(sys, copy, at, |_| Ok(()))
+        }
+        MountOp::ReadOnlyBind { target, expect } => {
+            const RDONLY_NOSUID_NODEV: u64 = 0x1 | 0x2 | 0x4;
+            let at = open_verified(sys, target, *expect)?;
+            let copy = sys.open_tree(
+                at,
+                c"",
+                libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC | libc::AT_EMPTY_PATH as u32,
+            );
+            attach_onto(sys, copy, at, |fd| sys.mount_setattr_fd(fd, false, RDONLY_NOSUID_NODEV, 0))
+        }
         MountOp::SetReadOnly { target } => sys.mount(
             None,
             target,
@@ -575,12 +608,11 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
             sys.mount_setattr_fd(fd, false, RDONLY, 0)?;
             sys.move_mount_fd(fd, at)
         }
-        MountOp::Mask { slot, name, target } => {
+        MountOp::Mask { slot, name, target, expect } => {
             let source = plan.slots.get(*slot).copied().unwrap_or(-1);
-            let copy = sys.open_tree(source, name, libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC)?;
-            let attached = sys.move_mount_fd(copy, target);
-            let _ = sys.close(copy);
-            attached
+            let at = open_verified(sys, target, *expect)?;
+            let copy = sys.open_tree(source, name, libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC);
+            attach_onto(sys, copy, at, |_| Ok(()))
         }
         MountOp::Close { slot } => sys.close(plan.slots.get(*slot).copied().unwrap_or(-1)),
         MountOp::Unmount { target } => sys.umount2(target, libc::MNT_DETACH),
@@ -594,12 +626,52 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
     }
 }
 
+/// Opens `path` without following a symlink (`O_PATH`) and checks that it is the entry `expect`
+/// names: `ESTALE` when another entry has the name now.
+fn open_verified<S: Sys>(sys: &S, path: &CStr, expect: Option<(u64, u64)>) -> Result<RawFd, Errno> {
+    let fd = sys.open(path, libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0)?;
+    let Some(expect) = expect else { return Ok(fd) };
+    match sys.identity(fd) {
+        Ok(found) if found == expect => Ok(fd),
+        other => {
+            let _ = sys.close(fd);
+            Err(other.err().unwrap_or(Errno(libc::ESTALE)))
+        }
+    }
+}
+
+/// Prepares the detached mount `copy` (`prepare`) and attaches it onto the entry `at` names;
+/// closes both descriptors whatever happens.
+fn attach_onto<S: Sys>(
+    sys: &S,
+    copy: Result<RawFd, Errno>,
+    at: RawFd,
+    prepare: impl FnOnce(RawFd) -> Result<(), Errno>,
+) -> Result<(), Errno> {
+    let attached = copy.and_then(|fd| {
+        let done = prepare(fd).and_then(|()| sys.move_mount_onto(fd, at));
+        let _ = sys.close(fd);
+        done
+    });
+    let _ = sys.close(at);
+    attached
+}
+
 /// Turns a step error back into words, naming the path of a mount op.
 pub fn describe(plan_ops: &[MountOp], err: &StepError) -> String {
-    let what = match (err.stage, plan_ops.get(err.index as usize)) {
+    let op = plan_ops.get(err.index as usize);
+    let what = match (err.stage, op) {
         (Stage::Mount, Some(op)) => format!("{} ({})", err.stage.describe(), describe_op(op)),
         (stage, _) => stage.describe().to_string(),
     };
+    let verified =
+        matches!(op, Some(MountOp::Pin { .. } | MountOp::ReadOnlyBind { .. } | MountOp::Mask { .. }));
+    if err.stage == Stage::Mount && err.errno.0 == libc::ESTALE && verified {
+        return format!(
+            "{what}: it is not the entry the walk of the roots found there (swapped or replaced since, \
+             by a concurrent process?); nothing runs with an unverified view"
+        );
+    }
     format!("{what}: {}", err.errno)
 }
 
@@ -619,6 +691,8 @@ fn describe_op(op: &MountOp) -> String {
         MountOp::Chmod { path, .. } => format!("chmod '{}'", show(path)),
         MountOp::Attach { target, .. } => format!("attaching at '{}'", show(target)),
         MountOp::Bind { src, target } => format!("bind '{}' over '{}'", show(src), show(target)),
+        MountOp::Pin { path, .. } => format!("pinning '{}'", show(path)),
+        MountOp::ReadOnlyBind { target, .. } => format!("binding '{}' read-only", show(target)),
         MountOp::SetReadOnly { target } => format!("read-only '{}'", show(target)),
         MountOp::MaskSource { .. } => "creating the mask source".into(),
         MountOp::Mask { target, .. } => format!("masking '{}'", show(target)),
@@ -713,6 +787,12 @@ mod tests {
         }
         fn move_mount_fd(&self, fd: RawFd, t: &CStr) -> Result<(), Errno> {
             self.rec(&format!("move_mount {fd} {}", t.to_string_lossy()))
+        }
+        fn move_mount_onto(&self, fd: RawFd, at: RawFd) -> Result<(), Errno> {
+            self.rec(&format!("move_mount_onto {fd} {at}"))
+        }
+        fn identity(&self, _: RawFd) -> Result<(u64, u64), Errno> {
+            self.rec("identity").map(|_| (1, 2))
         }
         fn mkdir(&self, _: &CStr, _: u32) -> Result<(), Errno> {
             self.rec("mkdir").and(Err(Errno(libc::EEXIST)))
@@ -903,6 +983,24 @@ mod tests {
         let mut unknown = past;
         unknown[..4].copy_from_slice(&(Stage::ALL.len() as u32 + 1).to_le_bytes());
         assert_eq!(StepError::decode(&unknown), None);
+    }
+
+    #[test]
+    fn an_entry_swapped_since_the_walk_stops_the_child_before_anything_is_mounted_onto_it() {
+        let rec = Recorder::default();
+        let mut ops = ops();
+        ops.insert(5, MountOp::Pin { path: c("/tmp/usr/x"), expect: Some((1, 2)) });
+        ops.insert(6, MountOp::ReadOnlyBind { target: c("/tmp/usr/x/config"), expect: Some((7, 7)) });
+        let mut p = plan(&ops);
+        let err = apply(&rec, &mut p).unwrap_err();
+        assert_eq!((err.stage, err.index, err.errno), (Stage::Mount, 6, Errno(libc::ESTALE)));
+        let calls = rec.calls.into_inner();
+        assert_eq!(calls.iter().filter(|c| c.starts_with("move_mount_onto")).count(), 1, "{calls:?}");
+        assert!(
+            describe(p.mount_ops, &err).contains("swapped or replaced"),
+            "{}",
+            describe(p.mount_ops, &err)
+        );
     }
 
     #[test]

@@ -39,6 +39,12 @@ use std::sync::{Condvar, Mutex};
 
 use crate::policy::{GlobRules, Origin, Policy};
 
+/// The rule that protects a gitfile `.git`.
+const GITFILE: &str = "git metadata: a gitfile names where the repository is";
+
+/// The rule that protects the directory a repository's `core.hooksPath` names.
+const HOOKS_PATH: &str = "git metadata: the hooks directory core.hooksPath names";
+
 /// Bounds of the walk.
 #[derive(Debug, Clone, Copy)]
 pub struct WalkLimits {
@@ -127,6 +133,11 @@ pub struct Snapshot {
     pub write_matches: Vec<PathBuf>,
     /// After a [`rescan`]: where the inodes of the earlier walk's protected entries are now.
     pub located: BTreeMap<(u64, u64), PathBuf>,
+    /// The `(st_dev, st_ino)` of every mask, read-only bind and pin target as the walk found it
+    /// under that name: the child checks each before mounting onto it, so that an entry swapped
+    /// in the meantime (`renameat2` exchange by a concurrent process) stops the call instead of
+    /// leaving the protected inode uncovered under another name.
+    pub identities: BTreeMap<PathBuf, (u64, u64)>,
 }
 
 /// How a protected entry differs after a call.
@@ -177,8 +188,13 @@ pub struct ScanSpec<'a> {
     pub roots: &'a [PathBuf],
     pub deny: &'a GlobRules,
     pub write_protect: &'a GlobRules,
-    /// Files protected by path (the policy's own config and profile files).
+    /// Files protected by path (the policy's own config and profile files): bound read-only,
+    /// and every directory between their root and them pinned.
     pub protected_files: &'a [PathBuf],
+    /// Protect every repository found as a whole: each `.git` directory and the directories
+    /// above it (up to its root) pinned, a gitfile `.git` bound read-only and its directories
+    /// pinned (`Sandbox.ProtectGitMetadata`).
+    pub git_metadata: bool,
     /// hullward's own state: masked whole wherever it lies inside a root.
     pub hidden: &'a [PathBuf],
     /// Directories a denied symlink's target must lie in to be masked.
@@ -227,6 +243,7 @@ fn policy_spec<'a>(
         deny: &policy.deny,
         write_protect: &policy.write_protect,
         protected_files: &policy.files,
+        git_metadata: policy.sandbox.protect_git_metadata,
         hidden,
         inside: &policy.sandbox.writable,
         write_lists,
@@ -242,6 +259,10 @@ struct Found {
     skipped_links: Vec<PathBuf>,
     stamps: Vec<(PathBuf, Stamped)>,
     git_dirs: Vec<PathBuf>,
+    /// Directories pinned because a repository lies in or below them.
+    repository_pins: Vec<PathBuf>,
+    /// Identities of entries protected without a stamp (pins, symlink targets), as walked.
+    identities: Vec<(PathBuf, (u64, u64))>,
     dirs: Vec<(PathBuf, i128)>,
     /// Directories not read again because their listing did not change since the last walk.
     unchanged: Vec<PathBuf>,
@@ -384,11 +405,14 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
     }
     let within: Vec<&Path> = spec.roots.iter().chain(spec.inside).map(PathBuf::as_path).collect();
     let masks = collapse(outermost(found.masks), spec.limits.max_masks, &within, &mut found.bounded);
+    let mut pins = pins_for(spec.roots, spec.deny, &masks);
+    pins.append(&mut found.repository_pins);
+    pins.extend(policy_file_pins(spec));
+    let pins = bound_pins(pins, &masks, spec.limits.max_masks, &mut found.read_only, &mut found.bounded);
     let mut read_only = outermost(found.read_only);
     // Inside a mask there is nothing left to protect.
     read_only.retain(|r| !masks.iter().any(|m| r.path.starts_with(&m.path)));
     let read_only = collapse(read_only, spec.limits.max_masks, &within, &mut found.bounded);
-    let pins = pins_for(spec.roots, spec.deny, &masks);
     let mut stamps: BTreeMap<PathBuf, Stamped> = found.stamps.into_iter().collect();
     let mut git_dirs: BTreeSet<PathBuf> = found.git_dirs.into_iter().collect();
     if let Some(prev) = previous {
@@ -397,6 +421,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         let carried = |p: &Path| p.parent().is_some_and(|d| unchanged.contains(d));
         git_dirs.extend(prev.git_dirs.iter().filter(|p| carried(p)).cloned());
     }
+    let identities = identities(&stamps, found.identities, [&masks, &read_only], &pins);
     found.covered_files.sort();
     found.write_matches.sort();
     found.write_matches.dedup();
@@ -414,7 +439,32 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         covered_files: found.covered_files,
         write_matches: found.write_matches,
         located: found.located.into_iter().collect(),
+        identities,
     })
+}
+
+fn identity_of(path: &Path) -> Option<(u64, u64)> {
+    std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The identity of every entry the view mounts onto: from its stamp (taken when the walk matched
+/// its name), from what the walk noted (pins, symlink targets), or — for the directories a
+/// bound or a collapse covers whole, and pins found after the walk — stat'ed now.
+fn identities(
+    stamps: &BTreeMap<PathBuf, Stamped>,
+    walked: Vec<(PathBuf, (u64, u64))>,
+    lists: [&[Mask]; 2],
+    pins: &[PathBuf],
+) -> BTreeMap<PathBuf, (u64, u64)> {
+    let walked: BTreeMap<PathBuf, (u64, u64)> = walked.into_iter().collect();
+    let paths =
+        lists.into_iter().flatten().map(|m| m.path.as_path()).chain(pins.iter().map(PathBuf::as_path));
+    paths
+        .filter_map(|p| {
+            let known = stamps.get(p).map(|s| s.stamp.inode()).or_else(|| walked.get(p).copied());
+            Some((p.to_path_buf(), known.or_else(|| identity_of(p))?))
+        })
+        .collect()
 }
 
 /// The earlier walk's protected entries that this walk did not reach by reading their directory
@@ -641,6 +691,10 @@ impl Walk<'_> {
             if ft.is_dir() {
                 if child.file_name() == Some(".git".as_ref()) {
                     self.found().git_dirs.push(path.clone());
+                    if spec.git_metadata {
+                        self.pin_down_to(base, &child);
+                        self.hooks_dir(&path);
+                    }
                 }
                 let next = Pending { root: at.root, rel: child.clone(), depth: at.depth + 1, covered: false };
                 if self.hidden(&path) {
@@ -659,6 +713,8 @@ impl Walk<'_> {
                 }
             } else if self.hidden(&path) {
                 self.hide(&path, MaskKind::File);
+            } else if spec.git_metadata && child.file_name() == Some(".git".as_ref()) {
+                self.gitfile(base, &child, ft.is_symlink());
             } else if ft.is_symlink() {
                 // Denied by its own name, or as a denied directory (`secrets/**` with `secrets` a
                 // link to elsewhere in the roots): either way its target is masked, and the link
@@ -681,6 +737,44 @@ impl Walk<'_> {
             child.pop();
         }
         Ok(subdirs)
+    }
+
+    /// Pins `base/rel` and every directory between `base` and it (a repository's `.git`, the
+    /// directory of a gitfile): none of them can be renamed or replaced in the child's view.
+    fn pin_down_to(&self, base: &Path, rel: &Path) {
+        let mut dir = base.to_path_buf();
+        for comp in rel.components() {
+            dir.push(comp);
+            let identity = identity_of(&dir);
+            let mut f = self.found();
+            f.repository_pins.push(dir.clone());
+            f.identities.extend(identity.map(|i| (dir.clone(), i)));
+        }
+    }
+
+    /// The directory a repository's `core.hooksPath` names, when it lies inside a root or a
+    /// writable directory: bound read-only like `.git/hooks`.
+    fn hooks_dir(&self, git_dir: &Path) {
+        let Some(hooks) = super::protect::hooks_path(git_dir) else { return };
+        let Ok(real) = std::fs::canonicalize(&hooks) else { return };
+        if self.inside(&real) && real.is_dir() && !self.spec.roots.contains(&real) {
+            self.protect(&real, MaskKind::Dir, HOOKS_PATH, true);
+        }
+    }
+
+    /// A `.git` that is not a directory: a gitfile (`gitdir: …`, a submodule's or a linked
+    /// worktree's) says where the repository is, so it is bound read-only and its directory
+    /// pinned; a symlink cannot be bound over and is only stamped (a replacement is quarantined).
+    fn gitfile(&self, base: &Path, rel: &Path, symlink: bool) {
+        let path = base.join(rel);
+        if symlink {
+            self.stamp_only(&path, GITFILE, true);
+        } else {
+            self.protect(&path, MaskKind::File, GITFILE, true);
+        }
+        if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+            self.pin_down_to(base, parent);
+        }
     }
 
     /// Whether `path` is hullward's own state (compared as bytes: `Path` equality walks
@@ -746,12 +840,16 @@ impl Walk<'_> {
         let target = std::fs::canonicalize(link).ok();
         let meta = target.as_ref().and_then(|t| std::fs::metadata(t).ok());
         match (target, meta) {
-            (Some(t), Some(meta)) if self.inside(&t) => self.found().masks.push(Mask {
-                path: t,
-                kind: kind_of(&meta),
-                pattern: pattern.to_string(),
-                via_symlink: Some(link.to_path_buf()),
-            }),
+            (Some(t), Some(meta)) if self.inside(&t) => {
+                let mut f = self.found();
+                f.identities.push((t.clone(), (meta.dev(), meta.ino())));
+                f.masks.push(Mask {
+                    path: t,
+                    kind: kind_of(&meta),
+                    pattern: pattern.to_string(),
+                    via_symlink: Some(link.to_path_buf()),
+                });
+            }
             _ => self.found().skipped_links.push(link.to_path_buf()),
         }
     }
@@ -779,7 +877,9 @@ impl Walk<'_> {
                     continue;
                 }
                 if let Ok(meta) = std::fs::metadata(&real) {
-                    self.found().masks.push(Mask {
+                    let mut f = self.found();
+                    f.identities.push((real.clone(), (meta.dev(), meta.ino())));
+                    f.masks.push(Mask {
                         path: real,
                         kind: kind_of(&meta),
                         pattern: rule.pattern.clone(),
@@ -789,6 +889,54 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// The directories between each root and the policy files inside it (`.agent` for
+/// `.agent/hullward.yaml`): pinned, so that no program renames them away and puts a policy of
+/// its own in their place for the next call.
+fn policy_file_pins(spec: &ScanSpec<'_>) -> Vec<PathBuf> {
+    let mut pins = Vec::new();
+    for file in spec.protected_files {
+        let Some(root) = spec.roots.iter().find(|r| file.starts_with(r)) else { continue };
+        let mut dir = file.parent();
+        while let Some(d) = dir.filter(|d| d.starts_with(root) && *d != root.as_path()) {
+            pins.push(d.to_path_buf());
+            dir = d.parent();
+        }
+    }
+    pins
+}
+
+/// Sorted, deduplicated pins outside every mask, at most `max` of them: past the bound, the
+/// deepest are bound read-only instead (stronger than a pin, and collapsed with the other
+/// read-only binds), and the walk says so.
+fn bound_pins(
+    mut pins: Vec<PathBuf>,
+    masks: &[Mask],
+    max: usize,
+    read_only: &mut Vec<Mask>,
+    bounded: &mut Vec<Bounded>,
+) -> Vec<PathBuf> {
+    pins.retain(|p| !masks.iter().any(|m| p.starts_with(&m.path)));
+    pins.sort();
+    pins.dedup();
+    if pins.len() > max {
+        let mut by_depth = pins;
+        by_depth.sort_by_key(|p| p.components().count());
+        let reason = format!("more than {max} pinned directories: bound read-only instead");
+        for path in by_depth.split_off(max) {
+            bounded.push(Bounded { path: path.clone(), reason: reason.clone() });
+            read_only.push(Mask {
+                path,
+                kind: MaskKind::Dir,
+                pattern: format!("(walk bound: {reason})"),
+                via_symlink: None,
+            });
+        }
+        pins = by_depth;
+        pins.sort();
+    }
+    pins
 }
 
 /// Existing directories on the literal path of an anchored (not `**/`-prefixed), configured deny
@@ -909,6 +1057,7 @@ mod tests {
             deny,
             write_protect: protect,
             protected_files: &[],
+            git_metadata: true,
             hidden: &[],
             inside: &[],
             write_lists: Vec::new(),
@@ -961,7 +1110,7 @@ mod tests {
                 ("secrets".into(), MaskKind::Dir),
             ]
         );
-        assert_eq!(snap.pins, vec![root.join("infra")]);
+        assert_eq!(snap.pins, vec![root.join("infra"), root.join("repo"), root.join("repo/.git")]);
     }
 
     #[test]
@@ -979,6 +1128,35 @@ mod tests {
             vec![("repo/.git/config".into(), MaskKind::File), ("repo/.git/hooks".into(), MaskKind::Dir)]
         );
         assert!(snap.git_dirs.contains(&root.join("repo/.git")));
+    }
+
+    #[test]
+    fn repositories_and_policy_files_are_pinned_down_from_their_root() {
+        let (_t, root) = tree();
+        std::fs::create_dir_all(root.join("mods/m")).unwrap();
+        std::fs::write(root.join("mods/m/.git"), "gitdir: ../../repo/.git/modules/m\n").unwrap();
+        std::fs::create_dir_all(root.join(".agent")).unwrap();
+        std::fs::write(root.join(".agent/h.yaml"), "").unwrap();
+        let roots = [root.clone()];
+        let (deny, protect) = (rules(&["**/.env"]), builtin(&["**/.git/hooks"]));
+        let files = [root.join(".agent/h.yaml")];
+        let snap = scan(&ScanSpec { protected_files: &files, ..spec(&roots, &deny, &protect) }).unwrap();
+        let pins: Vec<String> =
+            snap.pins.iter().map(|p| p.strip_prefix(&root).unwrap().display().to_string()).collect();
+        assert_eq!(pins, [".agent", "mods", "mods/m", "repo", "repo/.git"]);
+        assert!(snap
+            .read_only
+            .iter()
+            .any(|m| m.path == root.join("mods/m/.git") && m.kind == MaskKind::File));
+        // Past the bound, the deepest pins become read-only binds.
+        let limits = WalkLimits { max_masks: 2, ..Default::default() };
+        let snap =
+            scan(&ScanSpec { protected_files: &files, limits, ..spec(&roots, &deny, &protect) }).unwrap();
+        assert_eq!(snap.pins.len(), 2, "{:?}", snap.pins);
+        assert!(snap.bounded.iter().any(|b| b.reason.contains("pinned")), "{:?}", snap.bounded);
+        // Without git metadata protection, repositories are not pinned.
+        let snap = scan(&ScanSpec { git_metadata: false, ..spec(&roots, &deny, &protect) }).unwrap();
+        assert!(snap.pins.is_empty(), "{:?}", snap.pins);
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod kernel;
 pub mod landlock;
 pub mod masks;
 pub mod plan;
+pub mod protect;
 pub mod seccomp;
 pub mod spawn;
 pub mod sys;

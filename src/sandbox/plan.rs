@@ -27,6 +27,7 @@ use super::home::{self, Home};
 use super::kernel::{KernelSupport, Layer, SCOPES_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
 use super::masks::{self, Mask, MaskKind, Snapshot};
+use super::protect;
 use super::seccomp::SocketPolicy;
 use super::sys;
 use super::view::{self, Source, ViewSpec, DEVICES, PRIVATE_TMPFS};
@@ -109,6 +110,9 @@ pub struct SandboxPlan {
     pub cpu_millis: Option<u64>,
     pub yolo: bool,
     pub kernel: KernelSupport,
+    /// Where the protected paths the call creates or changes anyway are moved after it
+    /// (`$HULLWARD_HOME/quarantine`).
+    pub quarantine_dir: PathBuf,
 }
 
 /// Why no plan could be made.
@@ -402,7 +406,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let first = call.argv.first().ok_or(PlanError::NoProgram)?;
     let yolo = policy.session.yolo;
     let checks = if yolo { Vec::new() } else { promises(policy, kernel) };
-    let missing: Vec<Missing> = checks.iter().filter_map(PromiseCheck::as_missing).collect();
+    let mut missing: Vec<Missing> = checks.iter().filter_map(PromiseCheck::as_missing).collect();
     if policy.sandbox.strict && !missing.is_empty() {
         return Err(PlanError::StrictRefused(missing));
     }
@@ -450,6 +454,10 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let mut snapshot = masks::scan_policy(policy, &scanned)?;
     if !yolo {
         add_read_only_masks(policy, read_only_dirs, &mut snapshot)?;
+        missing.extend(unprotected_policy_files(policy, &scanned, mount_ns, &snapshot));
+        if policy.sandbox.strict && !missing.is_empty() {
+            return Err(PlanError::StrictRefused(missing));
+        }
     }
 
     // Write globs and the change envelope: the roots become read-only with the granted places
@@ -482,6 +490,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         masks: if kernel.refuses(Layer::Masks).is_none() { snapshot.masks.clone() } else { Vec::new() },
         read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
+        identities: snapshot.identities.clone(),
     });
     let mounts = view.as_ref().map(view::build).transpose()?;
 
@@ -584,7 +593,36 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         cpu_millis: if yolo { None } else { limits.cpu_millis },
         yolo,
         kernel: kernel.clone(),
+        quarantine_dir: policy.session.state_dir.join("quarantine"),
     })
+}
+
+/// The policy files the program could change although the view should protect them (see
+/// `sandbox::protect`), as promises no layer holds: strict refuses them, `--no-strict` reports them.
+fn unprotected_policy_files(
+    policy: &Policy,
+    scanned: &[PathBuf],
+    mount_ns: bool,
+    snapshot: &Snapshot,
+) -> Vec<Missing> {
+    if policy.sandbox.read_only {
+        return Vec::new();
+    }
+    let none = Snapshot::default();
+    let applied = if mount_ns { snapshot } else { &none };
+    protect::unprotected_policy_files(&policy.files, scanned, applied)
+        .into_iter()
+        .map(|u| Missing {
+            promise: "the policy files cannot be changed by the program".into(),
+            feature: format!("protection of '{}': {}", u.path.display(), u.reason),
+            consequence: format!(
+                "the program can change '{}', the policy of the next call",
+                u.path.display()
+            ),
+            remedy: "keep the configuration outside the roots, or as a file of its own (one name, one link)"
+                .into(),
+        })
+        .collect()
 }
 
 /// The deny masks inside the read-only directories (`--ro`, `ReadOnlyDirs`): their directories
@@ -767,6 +805,11 @@ impl SandboxPlan {
                 "path": m.path.display().to_string(),
                 "rule": m.pattern,
             })).collect::<Vec<_>>(),
+            "quarantine": (!self.yolo).then(|| json!({
+                "dir": self.quarantine_dir.display().to_string(),
+                "rule": "protected paths (deny matches, git metadata, policy files, WriteProtect entries) created, changed or moved away",
+                "watched": self.snapshot.stamps.len(),
+            })),
             "symlinks_not_masked": self.snapshot.skipped_links.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "entries_walked": self.snapshot.entries_seen,
             "masked_whole": self.snapshot.bounded.iter().map(|b| json!({"path": b.path.display().to_string(), "reason": b.reason})).collect::<Vec<_>>(),

@@ -77,6 +77,10 @@ pub trait Sys {
     fn mkdirat(&self, dirfd: RawFd, path: &CStr, mode: u32) -> SysResult<()>;
     fn mount_setattr_fd(&self, fd: RawFd, recursive: bool, set: u64, clear: u64) -> SysResult<()>;
     fn move_mount_fd(&self, fd: RawFd, target: &CStr) -> SysResult<()>;
+    /// Attaches the detached mount `fd` onto the entry the descriptor `target` (`O_PATH`) names.
+    fn move_mount_onto(&self, fd: RawFd, target: RawFd) -> SysResult<()>;
+    /// The `(st_dev, st_ino)` of the entry `fd` names.
+    fn identity(&self, fd: RawFd) -> SysResult<(u64, u64)>;
     fn mkdir(&self, path: &CStr, mode: u32) -> SysResult<()>;
     fn symlink(&self, target: &CStr, link: &CStr) -> SysResult<()>;
     fn rmdir(&self, path: &CStr) -> SysResult<()>;
@@ -437,6 +441,31 @@ impl Sys for RealSys {
             )
         })
         .map(drop)
+    }
+
+    fn move_mount_onto(&self, fd: RawFd, target: RawFd) -> SysResult<()> {
+        // SAFETY: both paths are the empty NUL-terminated string; `fd` is a detached mount and
+        // `target` a descriptor of this process.
+        check_long(unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                fd,
+                EMPTY.as_ptr(),
+                target,
+                EMPTY.as_ptr(),
+                libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH,
+            )
+        })
+        .map(drop)
+    }
+
+    fn identity(&self, fd: RawFd) -> SysResult<(u64, u64)> {
+        // SAFETY: `libc::stat` is plain old data (all-zero is valid) on this frame, written by
+        // the kernel for the call.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `st` outlives the call and is the size `fstat` writes.
+        check(unsafe { libc::fstat(fd, &mut st) })?;
+        Ok((st.st_dev, st.st_ino))
     }
 
     fn mkdir(&self, path: &CStr, mode: u32) -> SysResult<()> {

@@ -13,11 +13,17 @@
 //! Order of the ops: make `/` private → take detached copies of every bind source (before
 //! anything covers them, e.g. a root under `/tmp`) → mount the new root's tmpfs on the staging
 //! directory → in path order, create mount points and attach each source, the `/dev` tmpfs, the
-//! private tmpfs → pin the ancestors of anchored deny patterns and bind write-protected entries
-//! read-only over themselves (before the masks, because a bind does not carry the mounts below it) → mount the masks, copies of an empty mode-000 file or
-//! directory on a read-only tmpfs attached in the staged root only while they are copied → make the new root read-only →
-//! `pivot_root` into it.
+//! private tmpfs → pin (recursive self-binds) the ancestors of anchored deny patterns, every
+//! repository's `.git` and the directories above it, the directories above the policy files, and
+//! bind write-protected entries read-only over themselves (before the masks, because a bind does
+//! not carry the mounts below it) → mount the masks, copies of an empty mode-000 file or
+//! directory on a read-only tmpfs attached in the staged root only while they are copied → make
+//! the new root read-only → `pivot_root` into it. Every pin, read-only bind and mask is mounted
+//! onto a descriptor of the entry, opened without following symlinks and checked against the
+//! identity the walk found under that name ([`ViewSpec::identities`]): a concurrent swap between
+//! the walk and the mounts stops the call instead of uncovering the protected inode.
 
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -88,6 +94,9 @@ pub struct ViewSpec {
     /// Entries bound read-only over themselves (write-protected inside a writable root).
     pub read_only_binds: Vec<Mask>,
     pub pins: Vec<PathBuf>,
+    /// What the walk found under each mask, read-only bind and pin path, `(st_dev, st_ino)`: the
+    /// child mounts only onto that entry (see [`MountOp::Pin`]).
+    pub identities: BTreeMap<PathBuf, (u64, u64)>,
 }
 
 /// The ops and the number of descriptor slots they need.
@@ -295,18 +304,16 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
             Dest::Dev => dev(&mut b, spec)?,
         }
     }
+    let expect = |p: &Path| spec.identities.get(p).copied();
     for pin in &spec.pins {
-        let p = c(&staged(pin))?;
-        b.ops.push(MountOp::Bind { src: p.clone(), target: p });
+        b.ops.push(MountOp::Pin { path: c(&staged(pin))?, expect: expect(pin) });
     }
     for entry in &spec.read_only_binds {
-        let p = c(&staged(&entry.path))?;
-        b.ops.push(MountOp::Bind { src: p.clone(), target: p.clone() });
-        b.ops.push(MountOp::SetReadOnly { target: p });
+        b.ops.push(MountOp::ReadOnlyBind { target: c(&staged(&entry.path))?, expect: expect(&entry.path) });
     }
     let mask_slot = slots;
     slots += 1;
-    masks(&mut b, &spec.masks, mask_slot)?;
+    masks(&mut b, spec, mask_slot)?;
     b.ops.push(MountOp::SetReadOnly { target: c(Path::new(STAGE))? });
     b.ops.push(MountOp::PivotRoot { new_root: c(Path::new(STAGE))? });
     Ok(View { ops: b.ops, slots })
@@ -375,7 +382,8 @@ fn dev(b: &mut Builder, spec: &ViewSpec) -> Result<(), ViewError> {
     Ok(())
 }
 
-fn masks(b: &mut Builder, masks: &[Mask], slot: usize) -> Result<(), ViewError> {
+fn masks(b: &mut Builder, spec: &ViewSpec, slot: usize) -> Result<(), ViewError> {
+    let masks = &spec.masks;
     if masks.is_empty() {
         return Ok(());
     }
@@ -391,6 +399,7 @@ fn masks(b: &mut Builder, masks: &[Mask], slot: usize) -> Result<(), ViewError> 
             slot,
             name: CString::new(name).expect("static"),
             target: c(&staged(&m.path))?,
+            expect: spec.identities.get(&m.path).copied(),
         });
     }
     b.ops.push(MountOp::Close { slot });
@@ -423,9 +432,11 @@ mod tests {
                 MountOp::Bind { src, target } => {
                     format!("bind {} {}", src.to_string_lossy(), target.to_string_lossy())
                 }
+                MountOp::Pin { path, .. } => format!("pin {}", path.to_string_lossy()),
+                MountOp::ReadOnlyBind { target, .. } => format!("ro-bind {}", target.to_string_lossy()),
                 MountOp::SetReadOnly { target } => format!("ro {}", target.to_string_lossy()),
                 MountOp::MaskSource { slot, .. } => format!("mask-source #{slot}"),
-                MountOp::Mask { slot, name, target } => {
+                MountOp::Mask { slot, name, target, .. } => {
                     format!("mask #{slot} {} {}", name.to_string_lossy(), target.to_string_lossy())
                 }
                 MountOp::Close { slot } => format!("close #{slot}"),
@@ -460,6 +471,7 @@ mod tests {
             }],
             read_only_binds: vec![],
             pins: vec!["/tmp/work/proj/infra".into()],
+            identities: BTreeMap::new(),
         }
     }
 
@@ -474,7 +486,7 @@ mod tests {
         assert!(pos("mkdir /tmp/etc") < pos("touch /tmp/etc/ld.so.cache"));
         assert!(pos("touch /tmp/etc/ld.so.cache") < pos("attach #1 /tmp/etc/ld.so.cache"));
         assert!(pos("ln usr/bin /tmp/bin") > pos("tmpfs /tmp"));
-        assert!(pos("bind /tmp/tmp/work/proj/infra /tmp/tmp/work/proj/infra") < pos("mask-source #4"));
+        assert!(pos("pin /tmp/tmp/work/proj/infra") < pos("mask-source #4"));
         assert!(pos("mask-source #4") < pos("mask #4 file /tmp/tmp/work/proj/.env"));
         assert!(pos("close #4") < pos("ro /tmp"));
         assert_eq!(n.last().unwrap(), "pivot /tmp");

@@ -1,0 +1,340 @@
+//! Real-kernel battery, the child's view against the attacks of issue 9: what a sandboxed program
+//! could leave in the roots for whatever runs later outside any sandbox — a swapped or redirected
+//! `.git`, a policy file behind a renamed directory, a mask raced by a concurrent swap, a
+//! persistence file (`.envrc`, `.vscode/tasks.json`) — each tried for real in a child, next to the
+//! legitimate work it must not break (git add/commit/branch/stash/fetch, editing `Makefile`).
+
+#[path = "support/sandbox.rs"]
+mod support;
+
+#[path = "support/attack.rs"]
+mod attack;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use attack::{all_blocked, all_worked, TRY};
+use support::Sandbox;
+
+const GIT_ID: &str = "git -c user.name=a -c user.email=a@b";
+
+fn inode(p: &Path) -> (u64, u64) {
+    let m = std::fs::symlink_metadata(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    (m.dev(), m.ino())
+}
+
+/// A repository at the root with one commit, a nested repository, a submodule-shaped gitfile
+/// repository (`.git/modules/mod`), a linked worktree, and a second repository to fetch from.
+fn repositories(sb: &Sandbox) {
+    let setup = sb.control(&format!(
+        "git init -q -b main . && echo 'all:' > Makefile && git add Makefile && {GIT_ID} commit -qm one \
+         && git init -q -b main sub/inner \
+         && mkdir -p .git/modules && git init -q -b main --separate-git-dir \"$PWD/.git/modules/mod\" mod \
+         && git worktree add -q ../wt \
+         && git init -q -b main other && cd other && echo o > o && git add o && {GIT_ID} commit -qm o"
+    ));
+    setup.expect_code(0);
+    attack::install_xchg(&sb.root.join("xchg"));
+    std::fs::create_dir(sb.root.join("decoy")).unwrap();
+}
+
+#[test]
+fn git_metadata_cannot_be_swapped_or_redirected_and_git_still_works() {
+    let sb = Sandbox::new();
+    repositories(&sb);
+    let git = sb.root.join(".git");
+    let before = (inode(&git), std::fs::read_to_string(git.join("config")).unwrap());
+    let script = format!(
+        "{TRY}\
+         try mv-git mv .git .git-orig; \
+         try xchg-git ./xchg .git decoy; \
+         try mv-nested-parent mv sub sub-old; \
+         try xchg-nested-parent ./xchg sub decoy; \
+         try mv-nested-git mv sub/inner/.git sub/inner/.git-old; \
+         try config sh -c 'printf \"[core]\\n\\tfsmonitor = echo FSMONITOR-RAN\\n\" >> .git/config'; \
+         try nested-config sh -c 'echo x >> sub/inner/.git/config'; \
+         try hook sh -c 'echo evil > .git/hooks/pre-commit'; \
+         try mv-hooks mv .git/hooks .git/hooks-old; \
+         try info sh -c 'echo \"* filter=evil\" > .git/info/attributes'; \
+         try mod-config sh -c 'echo x >> .git/modules/mod/config'; \
+         try mod-hook sh -c 'echo x > .git/modules/mod/hooks/post-checkout'; \
+         try gitfile sh -c 'echo gitdir: /tmp/evil > mod/.git'; \
+         try rm-gitfile rm -f mod/.git; \
+         try worktree sh -c 'echo /tmp/evil > .git/worktrees/wt/gitdir'; \
+         try mv-worktrees mv .git/worktrees .git/w; \
+         echo change >> Makefile && try make-edit true; \
+         try status git status --porcelain; \
+         try add git add Makefile; \
+         try commit {GIT_ID} commit -qm two; \
+         try branch git branch feature; \
+         echo wip >> Makefile; try stash git stash -q; \
+         try fetch git fetch -q ./other main:refs/heads/from-other; \
+         try nested-commit sh -c 'cd sub/inner && echo n > n && git add n && {GIT_ID} commit -qm n'; \
+         echo /planted > .git/commondir"
+    );
+    let out = sb.sh(&script);
+    out.expect_code(0);
+    all_blocked(
+        &out,
+        &[
+            "mv-git",
+            "xchg-git",
+            "mv-nested-parent",
+            "xchg-nested-parent",
+            "mv-nested-git",
+            "config",
+            "nested-config",
+            "hook",
+            "mv-hooks",
+            "info",
+            "mod-config",
+            "mod-hook",
+            "gitfile",
+            "rm-gitfile",
+            "worktree",
+            "mv-worktrees",
+        ],
+    );
+    all_worked(&out, &["make-edit", "status", "add", "commit", "branch", "stash", "fetch", "nested-commit"]);
+    // On the host: the same `.git`, its config untouched, no hook, the planted commondir
+    // quarantined, and the work of the call is there.
+    assert_eq!((inode(&git), std::fs::read_to_string(git.join("config")).unwrap()), before);
+    assert!(!sb.exists(".git/hooks/pre-commit"));
+    assert!(!sb.exists(".git/commondir"), "the planted commondir stayed\n{out}");
+    assert!(out.stderr.contains(".git/commondir"), "the quarantine names it\n{out}");
+    let host =
+        sb.control("git log --oneline | wc -l; git branch --list feature from-other; git stash list | wc -l");
+    host.expect_code(0);
+    assert!(!host.all().contains("FSMONITOR-RAN"), "{host}");
+    assert_eq!(
+        host.stdout.split_whitespace().collect::<Vec<_>>(),
+        ["2", "feature", "from-other", "1"],
+        "{host}"
+    );
+}
+
+#[test]
+fn a_gitfile_cannot_replace_a_repository_nor_a_repository_a_gitfile() {
+    let sb = Sandbox::new();
+    repositories(&sb);
+    let out = sb.sh(&format!(
+        "{TRY}\
+         try git-to-gitfile sh -c 'mv .git .g && echo gitdir: /tmp/evil > .git'; \
+         try gitfile-to-dir sh -c 'mv mod/.git mod/.g && mkdir -p mod/.git/hooks'; \
+         try mkdir-hooks-in-mod sh -c 'mkdir -p .git/modules/mod/hooks/x'"
+    ));
+    out.expect_code(0);
+    all_blocked(&out, &["git-to-gitfile", "gitfile-to-dir", "mkdir-hooks-in-mod"]);
+}
+
+#[test]
+fn the_loaded_policy_files_cannot_be_swapped_behind_a_renamed_directory() {
+    let sb = Sandbox::new();
+    sb.write(".agent/hullward.yaml", "Security:\n  FileSystemPermissions:\n    Deny: [private/**]\n");
+    sb.write("profiles/team/p.yaml", "Sandbox:\n  Timeout: 9s\n");
+    sb.write("private/key.txt", "HW-PRIVATE-KEY-5521\n");
+    attack::install_xchg(&sb.root.join("xchg"));
+    std::fs::create_dir(sb.root.join("decoy")).unwrap();
+    let flags = ["--config", ".agent/hullward.yaml", "--profile", "profiles/team/p.yaml"];
+    let out = sb.sh_with(
+        &flags,
+        &format!(
+            "{TRY}\
+             try mv-agent sh -c 'mv .agent .agent.old && mkdir .agent \
+                 && printf \"Sandbox:\\n  Include: [/etc]\\n\" > .agent/hullward.yaml'; \
+             try xchg-agent ./xchg .agent decoy; \
+             try edit-config sh -c 'echo \"#x\" >> .agent/hullward.yaml'; \
+             try rm-config rm -f .agent/hullward.yaml; \
+             try mv-profiles mv profiles profiles.old; \
+             try mv-profile-dir mv profiles/team profiles/t2; \
+             try read-private cat private/key.txt; \
+             try notes sh -c 'echo n > .agent/notes.txt'"
+        ),
+    );
+    out.expect_code(0);
+    all_blocked(
+        &out,
+        &[
+            "mv-agent",
+            "xchg-agent",
+            "edit-config",
+            "rm-config",
+            "mv-profiles",
+            "mv-profile-dir",
+            "read-private",
+        ],
+    );
+    all_worked(&out, &["notes"]);
+    // The next call, with the same command line, runs under the same policy.
+    let again = sb.sh_with(&flags, "cat private/key.txt; echo RAN");
+    assert!(again.has_line("RAN") && !again.stdout.contains("HW-PRIVATE-KEY"), "{again}");
+}
+
+#[test]
+fn a_discovered_fuseraft_config_cannot_be_swapped_either() {
+    let sb = Sandbox::new();
+    sb.write(
+        ".fuseraft/config/orchestration.yaml",
+        "Agents: []\nSecurity:\n  FileSystemPermissions:\n    Deny: [private/**]\n",
+    );
+    sb.write("private/key.txt", "HW-PRIVATE-KEY-7730\n");
+    sb.write(".fuseraft/notes.md", "n\n");
+    let out = sb.sh(&format!(
+        "{TRY}\
+         try mv-fuseraft mv .fuseraft .f-old; \
+         try mv-config-dir mv .fuseraft/config .fuseraft/c-old; \
+         try read-private cat private/key.txt; \
+         try notes sh -c 'echo more >> .fuseraft/notes.md'"
+    ));
+    out.expect_code(0);
+    all_blocked(&out, &["mv-fuseraft", "mv-config-dir", "read-private"]);
+    all_worked(&out, &["notes"]);
+}
+
+#[test]
+fn strict_refuses_a_policy_file_the_view_cannot_protect() {
+    let sb = Sandbox::new();
+    let config =
+        sb.write(".agent/hullward.yaml", "Security:\n  FileSystemPermissions:\n    Deny: [private/**]\n");
+    // A second name for the same inode: no mount over one name covers the other.
+    std::fs::hard_link(&config, sb.root.join("notes.yaml")).unwrap();
+    let out = sb.sh_with(&["--config", ".agent/hullward.yaml"], "echo '#' >> notes.yaml; echo RAN");
+    out.expect_code(3);
+    assert!(!out.stdout.contains("RAN"), "{out}");
+    assert!(out.stderr.contains("hullward.yaml") && out.stderr.contains("hard links"), "{out}");
+    assert_eq!(
+        sb.read(".agent/hullward.yaml").as_deref(),
+        Some("Security:\n  FileSystemPermissions:\n    Deny: [private/**]\n")
+    );
+    // With --no-strict it runs, and says what it could not protect.
+    let out = sb.sh_with(&["--config", ".agent/hullward.yaml", "--no-strict"], "echo RAN");
+    out.expect_code(0);
+    assert!(out.has_line("RAN") && out.stderr.contains("hard links"), "{out}");
+    // One name, one link: it runs.
+    std::fs::remove_file(sb.root.join("notes.yaml")).unwrap();
+    let out = sb.sh_with(&["--config", ".agent/hullward.yaml"], "echo RAN");
+    out.expect_code(0);
+}
+
+/// The race of issue 9, attack 3: a concurrent process waits until the walk has listed the
+/// directory holding `.env`, then swaps `.env` with an ordinary file before the masks are
+/// mounted. Whatever the timing, the child never reads the secret: the view is verified against
+/// the inodes the walk found, and a swapped entry stops the call.
+#[test]
+fn a_swap_between_the_walk_and_the_masks_never_shows_the_secret() {
+    let sb = Sandbox::new();
+    let race = sb.base.join("race");
+    attack::install_race(&race);
+    let dir = sb.root.join("app");
+    let (mut ran, mut refused) = (0, 0);
+    for round in 0..20 {
+        // A refused call's protected paths are checked by the next call (it finds the pending
+        // record): let that happen before the files are reset and the attacker watches.
+        sb.sh("true").expect_code(0);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in [".env", "notes.txt"] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        std::fs::write(dir.join(".env"), "API_KEY=hw-race-secret-4471\n").unwrap();
+        std::fs::write(dir.join("notes.txt"), "ordinary notes\n").unwrap();
+        let mut attacker = std::process::Command::new(&race)
+            .args([dir.as_os_str(), ".env".as_ref(), "notes.txt".as_ref()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut ready = String::new();
+        let mut stdout = std::io::BufReader::new(attacker.stdout.take().unwrap());
+        std::io::BufRead::read_line(&mut stdout, &mut ready).unwrap();
+        assert_eq!(ready, "ready\n");
+        let out = sb.sh(
+            "for f in app/notes.txt app/.env; do grep -q hw-race-secret $f 2>/dev/null && echo LEAKED-$f; done; echo RAN",
+        );
+        let _ = attacker.kill();
+        let _ = attacker.wait();
+        assert!(!out.stdout.contains("LEAKED"), "round {round}: the secret was read\n{out}");
+        if out.has_line("RAN") {
+            ran += 1;
+        } else {
+            assert!(out.stderr.contains("swapped or replaced"), "round {round}\n{out}");
+            refused += 1;
+        }
+    }
+    eprintln!("20 rounds: {ran} ran, {refused} refused a swapped entry");
+}
+
+/// Files a human or a tool runs later: each planted line would run outside any sandbox.
+const PERSISTENCE: &[&str] = &[
+    ".vscode/tasks.json",
+    ".envrc",
+    ".mcp.json",
+    ".gitmodules",
+    ".husky/pre-commit",
+    ".pre-commit-config.yaml",
+    ".bashrc",
+    ".aws/config",
+    "sub/.envrc",
+    "tools/hooks/pre-push",
+];
+
+#[test]
+fn persistence_files_are_read_only_and_a_new_one_is_quarantined() {
+    let sb = Sandbox::new();
+    sb.control(&format!("git init -q -b main . && git config core.hooksPath tools/hooks && echo 'all:' > Makefile && git add Makefile && {GIT_ID} commit -qm one"))
+        .expect_code(0);
+    for f in PERSISTENCE {
+        sb.write(f, "original\n");
+    }
+    sb.write("sub/.bashrc", "not at the root: an ordinary file\n");
+    let attacks: Vec<String> = PERSISTENCE
+        .iter()
+        .enumerate()
+        .map(|(i, f)| format!("try p{i} sh -c 'echo evil >> {f}'; try mv{i} mv {f} {f}.old; "))
+        .collect();
+    let out = sb.sh(&format!(
+        "{TRY}{} try husky-new sh -c 'echo evil > .husky/post-merge'; \
+         try hooks-new sh -c 'echo evil > tools/hooks/post-checkout'; \
+         echo 'credential_process = evil' > .profile; \
+         try makefile sh -c 'echo \"test:\" >> Makefile'; \
+         try sub-bashrc sh -c 'echo x >> sub/.bashrc'; \
+         try commit sh -c 'git add Makefile && {GIT_ID} commit -qm two'",
+        attacks.concat()
+    ));
+    out.expect_code(0);
+    let names: Vec<String> =
+        (0..PERSISTENCE.len()).flat_map(|i| [format!("p{i}"), format!("mv{i}")]).collect();
+    let mut blocked: Vec<&str> = names.iter().map(String::as_str).collect();
+    blocked.extend(["husky-new", "hooks-new"]);
+    all_blocked(&out, &blocked);
+    all_worked(&out, &["makefile", "sub-bashrc", "commit"]);
+    for f in PERSISTENCE {
+        assert_eq!(sb.read(f).as_deref(), Some("original\n"), "{f}");
+    }
+    assert!(!sb.exists(".profile"), "the planted .profile stayed\n{out}");
+    assert!(out.stderr.contains("'.profile' was created"), "{out}");
+}
+
+#[test]
+fn write_protect_entries_are_added_and_removed_in_the_config() {
+    let sb = Sandbox::new();
+    sb.write(".envrc", "original\n");
+    sb.write("deploy/run.sh", "original\n");
+    sb.write(".mcp.json", "original\n");
+    let config = sb.config("Sandbox:\n  WriteProtect: [deploy/**, '!.envrc']\n");
+    let out = sb.sh_with(
+        &["--config", config.to_str().unwrap()],
+        &format!(
+            "{TRY} try envrc sh -c 'echo x >> .envrc'; try deploy sh -c 'echo x >> deploy/run.sh'; \
+             try mcp sh -c 'echo x >> .mcp.json'"
+        ),
+    );
+    out.expect_code(0);
+    all_worked(&out, &["envrc"]);
+    all_blocked(&out, &["deploy", "mcp"]);
+    let check = sb
+        .hullward()
+        .args(["--config", config.to_str().unwrap(), "check", "path", "write", "deploy/run.sh", "--json"])
+        .output()
+        .unwrap();
+    let verdict: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(verdict["rule"], "write-protect", "{verdict}");
+}
