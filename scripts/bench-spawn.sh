@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# Per-call overhead of `hullward run` against a bare exec and bubblewrap, in one run, as medians.
+# Per-call cost of `hullward run` against its neighbours, all in ONE hyperfine run (the machine may
+# be shared: only ratios within one run mean anything), as medians with the load average.
 #
-#   scripts/bench-spawn.sh [RUNS]
+#   scripts/bench-spawn.sh [RUNS]          (default 200; BIN=path/to/hullward to compare builds)
 #
-# Measures (hyperfine, no shell in between, warm-up first):
-#   1. /bin/true                                        bare exec
-#   2. hullward run -- /bin/true                        default profile, in a small workspace
-#   3. bwrap --ro-bind / / --dev /dev --unshare-net true
-# then the plan time for 10k- and 100k-file workspaces (cargo bench --bench plan).
-# Targets (issue 4): hullward - bare <= 1.5 ms, and hullward <= bwrap / 2; plan(100k) < 100 ms.
-# Needs root (namespaces, cgroups). Installs hyperfine and bubblewrap when missing.
+# Rows (hyperfine -N: no shell in between; warm-up first):
+#   bare      /bin/true
+#   floor     benches/floor.c (built here with gcc): the same isolation as hullward's child —
+#             PID/mount/IPC/cgroup/network namespaces, the same fresh-root view (the paths of
+#             `hullward explain --json`), Landlock, seccomp — and nothing else
+#   hullward  hullward run -- /bin/true        (default profile, in a small workspace)
+#   bwrap     bwrap --ro-bind / / --dev /dev --unshare-net --die-with-parent true
+#   firejail  firejail --quiet --noprofile --net=none true   (only when installed)
+# Another row is one line in `rows` below. Then: the plan time for 10k- and 100k-file workspaces
+# (cargo bench --bench plan). Targets (issue 14): hullward <= 1.0 x bwrap.
+# Needs root (namespaces, cgroups), gcc, python3. Installs hyperfine and bubblewrap when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-300}
+runs=${1:-200}
 
 need=()
 command -v hyperfine >/dev/null || need+=(hyperfine)
@@ -21,26 +26,59 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-cargo build --release --quiet
-bin=$PWD/target/release/hullward
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet
+  BIN=$PWD/target/release/hullward
+fi
 work=$(mktemp -d "$PWD/target/bench-spawn.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/src" && echo 'fn main() {}' > "$work/src/main.rs" && echo 'TOKEN=abcdefgh' > "$work/.env"
-cd "$work"
+gcc -O2 -o "$work/floor" benches/floor.c
+mkdir -p "$work/ws/src" && echo 'fn main() {}' > "$work/ws/src/main.rs" && echo 'TOKEN=abcdefgh' > "$work/ws/.env"
+cd "$work/ws"
 
-hyperfine -N --warmup 30 --runs "$runs" --export-json "$work/spawn.json" \
-  -n bare '/bin/true' \
-  -n hullward "$bin run -- /bin/true" \
-  -n bwrap 'bwrap --ro-bind / / --dev /dev --unshare-net true' >/dev/null
+# The floor gets the view hullward's plan has for this workspace.
+floor_args=$("$BIN" explain --json -- /bin/true | python3 -c '
+import json, shlex, sys
+plan = json.load(sys.stdin)["plan"]
+args = []
+for r in plan["landlock"]["rules"]:
+    if r["access"] in ("read+exec", "read"):
+        args += ["-r", r["path"]]
+view = plan["view"]
+args += [a for p in view["read_write"] for a in ("-w", p)]
+if view.get("home", {}).get("kind") == "private tmpfs":
+    args += ["-t", view["home"]["path"]]
+print(shlex.join(args))')
 
-python3 - "$work/spawn.json" <<'EOF'
+# name | command (hyperfine -N splits it like a shell would)
+rows=(
+  "bare|/bin/true"
+  "floor|$work/floor $floor_args -- /bin/true"
+  "hullward|$BIN run -- /bin/true"
+  "bwrap|bwrap --ro-bind / / --dev /dev --unshare-net --die-with-parent true"
+)
+command -v firejail >/dev/null && rows+=("firejail|firejail --quiet --noprofile --net=none true")
+
+args=()
+for row in "${rows[@]}"; do
+  args+=(-n "${row%%|*}" "${row#*|}")
+done
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+hyperfine -N --warmup 20 --runs "$runs" --export-json "$work/spawn.json" "${args[@]}" >/dev/null
+
+python3 - "$work/spawn.json" "$load" "$(nproc)" <<'EOF'
 import json, sys
-r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-med = {k: v["median"] * 1000 for k, v in r.items()}
-for k in ("bare", "hullward", "bwrap"):
-    print(f"{k:>9}: median {med[k]:6.2f} ms  (mean {r[k]['mean']*1000:6.2f} ms, min {r[k]['min']*1000:6.2f} ms)")
-print(f"overhead above bare exec: {med['hullward'] - med['bare']:.2f} ms (target <= 1.5 ms)")
-print(f"hullward / bwrap:         {med['hullward'] / med['bwrap']:.2f} (target <= 0.5)")
+res = json.load(open(sys.argv[1]))["results"]
+med = {r["command"]: r["median"] * 1000 for r in res}
+print(f"load average {sys.argv[2]} (before) on {sys.argv[3]} cores; medians of one hyperfine run")
+print(f"{'':>9}  {'median':>9}  {'min':>8}  {'/bare':>6}  {'/floor':>6}  {'/bwrap':>6}")
+for r in res:
+    k = r["command"]
+    print(f"{k:>9}  {med[k]:6.2f} ms  {r['min']*1000:5.2f} ms  {med[k]/med['bare']:6.2f}  "
+          f"{med[k]/med['floor']:6.2f}  {med[k]/med['bwrap']:6.2f}")
+print(f"hullward / bwrap: {med['hullward']/med['bwrap']:.2f} (target <= 1.0); "
+      f"hullward - floor: {med['hullward']-med['floor']:.2f} ms")
 EOF
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"
 cd - >/dev/null
-cargo bench --quiet --bench plan 2>/dev/null | grep '^plan'
+cargo bench --quiet --bench plan 2>/dev/null | grep '^plan' || true

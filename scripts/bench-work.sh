@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# What users feel on real work: one command bare, under `hullward run` and under bubblewrap, in
+# ONE hyperfine run per workload (the machine may be shared: only ratios within a run mean
+# anything), with the load average and the CPU time (user + sys of the whole tree).
+#
+#   scripts/bench-work.sh [RUNS]     (default 5; BIN=path/to/hullward to compare builds)
+#
+# Workloads (generated once under target/bench-work, reused while present):
+#   git-status   `git status` in a 50k-file repository (committed, clean)
+#   c-build      `make -j2` of 200 small C files (each run from clean)
+#   py-import    `python3 -c 'import …'`: a dozen standard-library packages
+# Targets (issue 14): git status <= +10 %; builds <= +3 % CPU.
+# Needs root (namespaces, cgroups), git, gcc, make, python3; installs hyperfine and bubblewrap.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+FILES=${FILES:-50000}
+
+need=()
+command -v hyperfine >/dev/null || need+=(hyperfine)
+command -v bwrap >/dev/null || need+=(bubblewrap)
+if [ ${#need[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet
+  BIN=$PWD/target/release/hullward
+fi
+work=$PWD/target/bench-work
+mkdir -p "$work"
+# System tools only: the child's home is a private tmpfs, so per-user installs are not visible.
+git=/usr/bin/git
+python=/usr/bin/python3
+bwrap_cmd="bwrap --ro-bind / / --dev /dev --bind $work $work --unshare-net --die-with-parent"
+
+repo=$work/repo-$FILES
+if [ ! -e "$repo/.done" ]; then
+  rm -rf "$repo" && mkdir -p "$repo"
+  python3 - "$repo" "$FILES" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, f"pkg{i % 50}", f"mod{i // 500}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"file{i}.txt"), "w") as f:
+        f.write(f"line {i}\n")
+PY
+  (cd "$repo" && $git init -q && $git add -A && $git -c user.name=b -c user.email=b@b commit -qm init)
+  touch "$repo/.done"
+fi
+
+cbuild=$work/cbuild
+if [ ! -e "$cbuild/.done" ]; then
+  rm -rf "$cbuild" && mkdir -p "$cbuild"
+  python3 - "$cbuild" <<'PY'
+import sys
+root = sys.argv[1]
+for i in range(200):
+    with open(f"{root}/f{i}.c", "w") as f:
+        f.write("#include <stdio.h>\n#include <string.h>\n#include <stdlib.h>\n")
+        f.write(f"int f{i}(const char *s) {{ char b[64]; strncpy(b, s, 63); b[63] = 0; "
+                f"return (int)strlen(b) * {i} + atoi(s); }}\n")
+with open(f"{root}/main.c", "w") as f:
+    f.write("int main(void) { return 0; }\n")
+objs = " ".join(f"f{i}.o" for i in range(200))
+with open(f"{root}/Makefile", "w") as f:
+    f.write(f"prog: main.o {objs}\n\tcc -o $@ $^\n%.o: %.c\n\tcc -O1 -c -o $@ $<\n"
+            "clean:\n\trm -f *.o prog\n")
+PY
+  touch "$cbuild/.done"
+fi
+
+# One workload: NAME DIR PREPARE COMMAND — bare, hullward, bwrap; prints medians, ratios, CPU.
+bench() {
+  local name=$1 dir=$2 prepare=$3 cmd=$4 load
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  (cd "$dir" && hyperfine -N --warmup 2 --runs "$runs" --prepare "$prepare" \
+    --export-json "$work/$name.json" \
+    -n bare "$cmd" -n hullward "$BIN run -- $cmd" -n bwrap "$bwrap_cmd $cmd" >/dev/null)
+  python3 - "$work/$name.json" "$name" "$load" <<'PY'
+import json, sys
+res = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+b = res["bare"]
+print(f"{sys.argv[2]} (load {sys.argv[3]}):")
+for k, r in res.items():
+    cpu, bcpu = r["user"] + r["system"], b["user"] + b["system"]
+    print(f"  {k:>9}: median {r['median']*1000:8.1f} ms ({(r['median']/b['median']-1)*100:+6.1f} %)"
+          f"   cpu {cpu*1000:8.1f} ms ({(cpu/bcpu-1)*100:+6.1f} %)")
+PY
+}
+
+bench git-status "$repo" "true" "$git status --porcelain"
+bench c-build "$cbuild" "make -s clean" "/usr/bin/make -s -j2"
+mkdir -p "$work/py"
+bench py-import "$work/py" "true" \
+  "$python -c 'import json, decimal, asyncio, email.parser, http.client, xml.etree.ElementTree, sqlite3, argparse, csv, subprocess, unittest, logging'"
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"
