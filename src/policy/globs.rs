@@ -8,8 +8,11 @@
 //! and a path is covered when it *or one of its ancestors* matches: denying a directory denies
 //! what is inside it, as the kernel masks do.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -46,13 +49,18 @@ pub struct GlobRule {
 }
 
 /// A compiled list of glob rules.
+///
+/// Most rules are literal paths or names (`**/.env`, `**/.aws/credentials`, `secrets/**`): those
+/// are answered by hash lookups and byte comparisons ([`Literals`]) without ever building a glob
+/// set. The others are checked when the list is made (so a bad pattern is an error at load time)
+/// and their `GlobSet` is built on the first question that needs it, once for every clone.
 #[derive(Debug, Clone)]
 pub struct GlobRules {
     rules: Vec<GlobRule>,
-    set: GlobSet,
+    /// Every rule, matched against the path itself.
+    exact: Matcher,
     /// For each `P/**` rule, `P` itself: a directory matching it is covered as a whole.
-    dirs: GlobSet,
-    dir_rules: Vec<usize>,
+    dirs: Matcher,
 }
 
 /// A pattern that does not compile.
@@ -66,36 +74,34 @@ pub struct GlobError {
 
 impl Default for GlobRules {
     fn default() -> Self {
-        GlobRules { rules: Vec::new(), set: GlobSet::empty(), dirs: GlobSet::empty(), dir_rules: Vec::new() }
+        GlobRules { rules: Vec::new(), exact: Matcher::default(), dirs: Matcher::default() }
     }
 }
 
 impl GlobRules {
     /// Compiles `rules`; the first pattern that does not compile is the error.
     pub fn new(rules: Vec<GlobRule>) -> Result<Self, GlobError> {
-        let mut builder = GlobSetBuilder::new();
-        let mut dirs = GlobSetBuilder::new();
-        let mut dir_rules = Vec::new();
-        let error = |rule: &GlobRule, e: globset::Error| GlobError {
-            pattern: rule.pattern.clone(),
-            origin: rule.origin.clone(),
-            reason: e.kind().to_string(),
-        };
+        let mut exact = Matcher::default();
+        let mut dirs = Matcher::default();
         for (i, rule) in rules.iter().enumerate() {
-            builder.add(compile(&rule.pattern).map_err(|e| error(rule, e))?);
+            let error = |e: globset::Error| GlobError {
+                pattern: rule.pattern.clone(),
+                origin: rule.origin.clone(),
+                reason: e.kind().to_string(),
+            };
+            exact.add(&rule.pattern, i).map_err(error)?;
             if let Some(prefix) = rule.pattern.strip_suffix("/**").filter(|p| !p.is_empty()) {
-                dirs.add(compile(prefix).map_err(|e| error(rule, e))?);
-                dir_rules.push(i);
+                dirs.add(prefix, i).map_err(error)?;
             }
         }
-        let build = |b: GlobSetBuilder| {
-            b.build().map_err(|e| GlobError {
-                pattern: String::new(),
-                origin: Origin::Builtin("glob-set"),
-                reason: e.to_string(),
-            })
+        let set_error = |e: globset::Error| GlobError {
+            pattern: String::new(),
+            origin: Origin::Builtin("glob-set"),
+            reason: e.to_string(),
         };
-        Ok(GlobRules { rules, set: build(builder)?, dirs: build(dirs)?, dir_rules })
+        exact.check_size().map_err(set_error)?;
+        dirs.check_size().map_err(set_error)?;
+        Ok(GlobRules { rules, exact, dirs })
     }
 
     /// Rules from bare patterns, all with the same origin (tests, built-in lists).
@@ -115,21 +121,13 @@ impl GlobRules {
 
     /// The first rule matching `rel` itself (no ancestor walk).
     pub fn match_exact(&self, rel: &Path) -> Option<&GlobRule> {
-        if !self.set.is_match(rel) {
-            return None;
-        }
-        self.set.matches(rel).into_iter().min().map(|i| &self.rules[i])
+        self.exact.first(rel).map(|i| &self.rules[i])
     }
 
     /// The first rule that covers the directory `rel` as a whole: the rule matches `rel` itself,
     /// or it is `P/**` and `P` matches `rel`.
     pub fn covers_dir(&self, rel: &Path) -> Option<&GlobRule> {
-        self.match_exact(rel).or_else(|| {
-            if !self.dirs.is_match(rel) {
-                return None;
-            }
-            self.dirs.matches(rel).into_iter().min().map(|i| &self.rules[self.dir_rules[i]])
-        })
+        self.match_exact(rel).or_else(|| self.dirs.first(rel).map(|i| &self.rules[i]))
     }
 
     /// The first rule matching `rel` or one of its ancestors (closest ancestor last).
@@ -137,6 +135,127 @@ impl GlobRules {
         rel.ancestors().filter(|a| !a.as_os_str().is_empty()).find_map(|a| self.match_exact(a))
     }
 }
+
+/// Patterns by how they are matched; each entry keeps the index of its rule, and a question's
+/// answer is the lowest index that matches.
+#[derive(Debug, Clone, Default)]
+struct Matcher {
+    literals: Literals,
+    /// The patterns that need a real glob matcher, with their rule indices.
+    globs: Vec<(Glob, usize)>,
+    set: Arc<OnceLock<GlobSet>>,
+}
+
+/// The literal shapes of a pattern (`L` is free of glob syntax; `N` also of `/`): `L` (the path
+/// itself), `**/N` (the last component), `**/L` with a `/` (a tail of whole components), `**/N*`
+/// and `**/*N` (the last component's start or end), and `L/**` (everything below `L`).
+#[derive(Debug, Clone, Default)]
+struct Literals {
+    path: HashMap<Vec<u8>, usize>,
+    name: HashMap<Vec<u8>, usize>,
+    tail: Vec<(Vec<u8>, usize)>,
+    name_prefix: Vec<(Vec<u8>, usize)>,
+    name_suffix: Vec<(Vec<u8>, usize)>,
+    below: Vec<(Vec<u8>, usize)>,
+}
+
+fn is_literal(s: &str) -> bool {
+    !s.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+impl Matcher {
+    fn add(&mut self, pattern: &str, i: usize) -> Result<(), globset::Error> {
+        let p = pattern.trim_start_matches("./");
+        let lit = &mut self.literals;
+        let keep = |map: &mut HashMap<Vec<u8>, usize>, key: &str| {
+            map.entry(key.as_bytes().to_vec()).or_insert(i);
+        };
+        let name = p.strip_prefix("**/").filter(|n| !n.is_empty());
+        match name {
+            Some(n) if is_literal(n) && !n.contains('/') => keep(&mut lit.name, n),
+            Some(n) if is_literal(n) => lit.tail.push((n.as_bytes().to_vec(), i)),
+            Some(n) if n.ends_with('*') && is_literal(&n[..n.len() - 1]) && !n.contains('/') => {
+                lit.name_prefix.push((n.as_bytes()[..n.len() - 1].to_vec(), i))
+            }
+            Some(n) if n.starts_with('*') && is_literal(&n[1..]) && !n.contains('/') => {
+                lit.name_suffix.push((n.as_bytes()[1..].to_vec(), i))
+            }
+            _ if is_literal(p) => keep(&mut lit.path, p),
+            _ => match p.strip_suffix("/**").filter(|d| !d.is_empty() && is_literal(d)) {
+                Some(d) => lit.below.push((format!("{d}/").into_bytes(), i)),
+                None => self.globs.push((compile(pattern)?, i)),
+            },
+        }
+        Ok(())
+    }
+
+    /// The lowest rule index whose pattern matches `rel`.
+    fn first(&self, rel: &Path) -> Option<usize> {
+        let path = rel.as_os_str().as_bytes();
+        let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+        let lit = &self.literals;
+        let mut best = lit.path.get(path).copied();
+        let mut better = |i: usize| best = Some(best.map_or(i, |b| b.min(i)));
+        if let Some(&i) = lit.name.get(name) {
+            better(i);
+        }
+        for (tail, i) in &lit.tail {
+            let at = path.len().wrapping_sub(tail.len());
+            if path.ends_with(tail) && (at == 0 || path[at - 1] == b'/') {
+                better(*i);
+            }
+        }
+        for (start, i) in &lit.name_prefix {
+            if name.starts_with(start) {
+                better(*i);
+            }
+        }
+        for (end, i) in &lit.name_suffix {
+            if name.ends_with(end) {
+                better(*i);
+            }
+        }
+        for (dir, i) in &lit.below {
+            if path.starts_with(dir) {
+                better(*i);
+            }
+        }
+        if !self.globs.is_empty() && self.set().is_match(rel) {
+            if let Some(&g) = self.set().matches(rel).first() {
+                better(self.globs[g].1);
+            }
+        }
+        best
+    }
+
+    /// The glob set of the non-literal patterns, built on first use (see [`EAGER_BYTES`]).
+    fn set(&self) -> &GlobSet {
+        self.set.get_or_init(|| self.build().expect("a small set of valid globs builds (EAGER_BYTES)"))
+    }
+
+    fn build(&self) -> Result<GlobSet, globset::Error> {
+        let mut builder = GlobSetBuilder::new();
+        for (glob, _) in &self.globs {
+            builder.add(glob.clone());
+        }
+        builder.build()
+    }
+
+    /// Builds the set now when its patterns are long enough that the regex engine's size limit
+    /// could refuse it: that is then an error of the list, as for a pattern that does not parse.
+    fn check_size(&self) -> Result<(), globset::Error> {
+        if self.globs.iter().map(|(g, _)| g.glob().len()).sum::<usize>() > EAGER_BYTES {
+            let set = self.build()?;
+            let _ = self.set.set(set);
+        }
+        Ok(())
+    }
+}
+
+/// Non-literal patterns longer than this in all are compiled into their set when the list is made.
+/// Below it every set of valid globs builds (the regex size limit is megabytes), so building
+/// later, on first use, cannot fail.
+const EAGER_BYTES: usize = 16 * 1024;
 
 /// Compiles one pattern with the seed's semantics (`*` never crosses `/`).
 pub fn compile(pattern: &str) -> Result<Glob, globset::Error> {
@@ -202,6 +321,73 @@ mod tests {
         let roots = vec![PathBuf::from("/srv/app"), PathBuf::from("/srv/lib")];
         assert_eq!(match_key(Path::new("/srv/lib/x/.env"), &roots), Path::new("x/.env"));
         assert_eq!(match_key(Path::new("/etc/passwd"), &roots), Path::new("etc/passwd"));
+    }
+
+    /// The reference: one globset over every pattern, lowest matching index.
+    fn reference(patterns: &[String], path: &str) -> Option<usize> {
+        let mut b = GlobSetBuilder::new();
+        for p in patterns {
+            b.add(compile(p).unwrap());
+        }
+        b.build().unwrap().matches(path).into_iter().min()
+    }
+
+    fn pattern() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let part = prop::sample::select(vec!["a", "b", ".env", "x.y", "ab"]);
+        let lit = prop::collection::vec(part.clone(), 1..3).prop_map(|v| v.join("/"));
+        prop_oneof![
+            lit.clone(),
+            lit.clone().prop_map(|l| format!("**/{l}")),
+            part.clone().prop_map(|n| format!("**/{n}*")),
+            part.clone().prop_map(|n| format!("**/*{n}")),
+            lit.clone().prop_map(|l| format!("{l}/**")),
+            lit.clone().prop_map(|l| format!("./{l}")),
+            prop::sample::select(vec!["a/*", "*.y", "**/a/**", "a?", "**", "**/.env.*", "{a,b}/x.y"])
+                .prop_map(str::to_string),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_literal_shapes_match_as_globset_does(
+            patterns in proptest::collection::vec(pattern(), 1..6),
+            path in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "b", ".env", ".env.x", "x.y", "ab", "yab"]), 1..4),
+        ) {
+            let path = path.join("/");
+            let r = GlobRules::from_patterns(
+                &patterns.iter().map(String::as_str).collect::<Vec<_>>(), Origin::Flag("--deny")).unwrap();
+            let got = r.match_exact(Path::new(&path)).map(|rule| rule as *const GlobRule);
+            let want = reference(&patterns, &path).map(|i| &r.rules()[i] as *const GlobRule);
+            proptest::prop_assert_eq!(got, want, "{:?} against {}", patterns, path);
+        }
+    }
+
+    #[test]
+    fn literal_rules_build_no_glob_set() {
+        let r = rules(&["**/.env", "**/.aws/credentials", "secrets/**", "notes.txt", "**/*.pem"]);
+        assert!(r.match_exact(Path::new("a/.env")).is_some());
+        assert!(r.match_exact(Path::new("u/.aws/credentials")).is_some());
+        assert!(r.match_exact(Path::new("u/x.aws/credentials")).is_none());
+        assert!(r.match_exact(Path::new("secrets/k")).is_some());
+        assert!(r.match_exact(Path::new("k.pem")).is_some());
+        assert!(r.exact.globs.is_empty() && r.exact.set.get().is_none());
+        let mixed = rules(&["**/.env", "src/*.rs"]);
+        assert!(mixed.exact.set.get().is_none(), "built only when asked");
+        assert!(mixed.match_exact(Path::new("src/a.rs")).is_some());
+        assert!(mixed.exact.set.get().is_some());
+    }
+
+    #[test]
+    fn a_set_too_large_to_build_is_an_error_when_the_list_is_made() {
+        let huge = format!("{}*", "a".repeat(EAGER_BYTES));
+        let pats: Vec<String> = (0..40).map(|i| format!("{{{huge},b{i}}}/**/[a-z]*{i}?")).collect();
+        let refs: Vec<&str> = pats.iter().map(String::as_str).collect();
+        match GlobRules::from_patterns(&refs, Origin::Flag("--deny")) {
+            Ok(r) => assert!(r.exact.set.get().is_some(), "large sets are built eagerly"),
+            Err(e) => assert!(e.to_string().contains("glob-set"), "{e}"),
+        }
     }
 
     #[test]
