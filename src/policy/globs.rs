@@ -54,7 +54,7 @@ pub struct GlobRule {
 /// are answered by hash lookups and byte comparisons ([`Literals`]) without ever building a glob
 /// set. The others are checked when the list is made (so a bad pattern is an error at load time)
 /// and their `GlobSet` is built on the first question that needs it, once for every clone.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct GlobRules {
     rules: Vec<GlobRule>,
     /// Every rule, matched against the path itself.
@@ -70,12 +70,6 @@ pub struct GlobError {
     pub pattern: String,
     pub origin: Origin,
     pub reason: String,
-}
-
-impl Default for GlobRules {
-    fn default() -> Self {
-        GlobRules { rules: Vec::new(), exact: Matcher::default(), dirs: Matcher::default() }
-    }
 }
 
 impl GlobRules {
