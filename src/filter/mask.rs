@@ -20,14 +20,16 @@
 //! whatever the stream's length, and a secret split over any number of reads is still masked. Bytes
 //! that are not part of a secret pass through unchanged, UTF-8 or not.
 //!
-//! **Speed.** Overlapping Aho–Corasick search has no prefilter of its own once there are many
-//! patterns, so the [`Matcher`] samples the haystack first: every secret is at least
+//! **Speed.** The automaton is built on the first search of a text longer than [`NAIVE_MAX`];
+//! shorter ones before that are searched value by value (most calls print little). Overlapping
+//! Aho–Corasick search has no prefilter of its own once there are many patterns, so the
+//! [`Matcher`] samples the haystack first: every secret is at least
 //! [`MIN_SAMPLED_LEN`] bytes long, so each of its occurrences contains a whole 4-byte block aligned
 //! to a multiple of 4. Only blocks whose 4 bytes occur somewhere in a secret (a bitmap, then an
 //! exact set) open a window of `2M` bytes around them for the automaton; everything else is skipped
 //! four bytes at a time. The sample can only add windows, never drop an occurrence.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 
@@ -39,16 +41,30 @@ pub const MARKER: &[u8] = b"<secret-hidden>";
 pub const MIN_SAMPLED_LEN: usize = 7;
 
 /// The compiled form of a set of secret values.
+///
+/// The automaton and the block sample are built on the first search of a long text: most calls
+/// print little or nothing, and a short text (an audit field, an argv, a small read) is searched
+/// value by value ([`NAIVE_MAX`]) at less cost than building them.
 pub struct Matcher {
-    automaton: AhoCorasick,
-    sample: Option<BlockSample>,
+    values: Vec<Vec<u8>>,
+    compiled: OnceLock<Compiled>,
     max_len: usize,
 }
+
+struct Compiled {
+    /// `None` when the builder refused the set (its size limits): every search is then done value
+    /// by value, which is slower but finds the same occurrences.
+    automaton: Option<AhoCorasick>,
+    sample: Option<BlockSample>,
+}
+
+/// Texts up to this long are searched value by value until the automaton exists.
+const NAIVE_MAX: usize = 1024;
 
 impl std::fmt::Debug for Matcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Matcher")
-            .field("patterns", &self.automaton.patterns_len())
+            .field("patterns", &self.values.len())
             .field("max_len", &self.max_len)
             .finish_non_exhaustive()
     }
@@ -57,14 +73,21 @@ impl std::fmt::Debug for Matcher {
 impl Matcher {
     /// Compiles `values`; `None` when there is nothing to find (no value, or only empty ones).
     pub fn new<V: AsRef<[u8]>>(values: &[V]) -> Option<Matcher> {
-        let values: Vec<&[u8]> = values.iter().map(AsRef::as_ref).filter(|v| !v.is_empty()).collect();
-        let max_len = values.iter().map(|v| v.len()).max()?;
-        let min_len = values.iter().map(|v| v.len()).min()?;
-        // The automaton only runs over the sample's windows, so the builder's own choice of
-        // representation (a DFA for small sets, a compact NFA for large ones) bounds its memory.
-        let automaton = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&values).ok()?;
-        let sample = (min_len >= MIN_SAMPLED_LEN).then(|| BlockSample::new(&values));
-        Some(Matcher { automaton, sample, max_len })
+        let values: Vec<Vec<u8>> =
+            values.iter().map(AsRef::as_ref).filter(|v| !v.is_empty()).map(<[u8]>::to_vec).collect();
+        let max_len = values.iter().map(Vec::len).max()?;
+        Some(Matcher { values, compiled: OnceLock::new(), max_len })
+    }
+
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            // The automaton only runs over the sample's windows, so the builder's own choice of
+            // representation (a DFA for small sets, a compact NFA for large ones) bounds its memory.
+            let automaton = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&self.values).ok();
+            let min_len = self.values.iter().map(Vec::len).min().unwrap_or(0);
+            let sample = (min_len >= MIN_SAMPLED_LEN).then(|| BlockSample::new(&self.values));
+            Compiled { automaton, sample }
+        })
     }
 
     /// The longest secret, in bytes.
@@ -84,16 +107,21 @@ impl Matcher {
     /// Appends every occurrence of every secret in `hay` (overlapping ones included) that starts
     /// before `starts_below`, as `(start, end)` shifted by `offset`, in no particular order.
     fn find(&self, hay: &[u8], offset: usize, starts_below: usize, found: &mut Vec<(usize, usize)>) {
+        let compiled = if hay.len() <= NAIVE_MAX { self.compiled.get() } else { Some(self.compiled()) };
+        let Some((automaton, compiled)) = compiled.and_then(|c| Some((c.automaton.as_ref()?, c))) else {
+            self.find_each(hay, offset, starts_below, found);
+            return;
+        };
         let mut search = |start: usize, end: usize| {
             let input = Input::new(hay).span(start..end);
             found.extend(
-                self.automaton
+                automaton
                     .find_overlapping_iter(input)
                     .filter(|m| m.start() < starts_below)
                     .map(|m| (m.start() + offset, m.end() + offset)),
             );
         };
-        let Some(sample) = &self.sample else {
+        let Some(sample) = &compiled.sample else {
             search(0, hay.len());
             return;
         };
@@ -132,6 +160,22 @@ impl Matcher {
             search(s, e);
         }
     }
+
+    /// [`Matcher::find`] value by value, every start position (so overlaps are found too).
+    fn find_each(&self, hay: &[u8], offset: usize, starts_below: usize, found: &mut Vec<(usize, usize)>) {
+        for v in &self.values {
+            let finder = memchr::memmem::Finder::new(v);
+            let mut at = 0;
+            while let Some(i) = finder.find(&hay[at..]) {
+                let start = at + i;
+                if start >= starts_below {
+                    break;
+                }
+                found.push((start + offset, start + v.len() + offset));
+                at = start + 1;
+            }
+        }
+    }
 }
 
 /// Bytes sampled per pass of [`Matcher::find`]: its block offsets fit a `u16`.
@@ -146,7 +190,7 @@ struct BlockSample {
 }
 
 impl BlockSample {
-    fn new(values: &[&[u8]]) -> BlockSample {
+    fn new(values: &[Vec<u8>]) -> BlockSample {
         let mut grams: Vec<u32> = values
             .iter()
             .flat_map(|v| v.windows(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
@@ -430,11 +474,11 @@ mod tests {
         let many: Vec<String> = (0..300).map(|i| format!("tok{i:05}-{}", "z".repeat(i % 40))).collect();
         let refs: Vec<&str> = many.iter().map(String::as_str).collect();
         let m = matcher(&refs);
-        assert!(m.sample.is_some());
+        assert!(m.compiled().sample.is_some());
         let text = format!("a {} b {} c", many[7], many[299]);
         assert_eq!(m.mask_all(text.as_bytes()), b"a <secret-hidden> b <secret-hidden> c");
         let short = matcher(&["abcdef"]);
-        assert!(short.sample.is_none());
+        assert!(short.compiled().sample.is_none());
         assert_eq!(short.mask_all(b"xabcdefx"), b"x<secret-hidden>x");
     }
 
@@ -481,6 +525,10 @@ mod tests {
             cuts.sort();
             let out = mask_in_chunks(&m, text.as_bytes(), &cuts);
             prop_assert_eq!(&out, &reference(&refs, text.as_bytes()));
+            // The same with the automaton built (short texts are otherwise searched value by value).
+            let compiled = matcher(&refs);
+            compiled.compiled();
+            prop_assert_eq!(&mask_in_chunks(&compiled, text.as_bytes(), &cuts), &out);
             for s in &refs {
                 prop_assert!(memchr::memmem::find(&out, s.as_bytes()).is_none());
             }

@@ -44,7 +44,7 @@ pub const POINTER_WORDS: &[&str] =
 /// Whether the environment variable `name` holds a secret.
 pub fn is_secret_env_name(name: &str) -> bool {
     let words = normalise(name);
-    if words.join("_") == "MYSQL_PWD" {
+    if words == ["MYSQL", "PWD"] {
         return true;
     }
     matches_terms(&words, ENV_TERMS)
@@ -56,16 +56,25 @@ pub fn is_secret_file_key(key: &str) -> bool {
     matches_terms(&words, ENV_TERMS) || matches_terms(&words, FILE_EXTRA_TERMS)
 }
 
+/// Rule 2 for `words` (without allocating: this runs for every variable of every call).
 fn matches_terms(words: &[String], terms: &[&str]) -> bool {
     let Some(last) = words.last() else { return false };
     if POINTER_WORDS.contains(&last.as_str()) {
         return false;
     }
-    let joined: String = words.concat();
-    terms.iter().any(|term| {
-        let parts: Vec<&str> = term.split('_').collect();
-        joined.ends_with(&term.replace('_', "")) || words.windows(parts.len()).any(|w| w == parts.as_slice())
-    })
+    terms.iter().any(|term| joined_ends_with(words, term) || holds_run(words, term))
+}
+
+/// Whether the words joined without `_` end in `term` without its `_`s.
+fn joined_ends_with(words: &[String], term: &str) -> bool {
+    let mut name = words.iter().rev().flat_map(|w| w.bytes().rev());
+    term.bytes().rev().filter(|&b| b != b'_').all(|b| name.next() == Some(b))
+}
+
+/// Whether `term`'s `_`-separated parts occur as consecutive whole words.
+fn holds_run(words: &[String], term: &str) -> bool {
+    let len = term.split('_').count();
+    words.windows(len).any(|w| w.iter().zip(term.split('_')).all(|(a, b)| a == b))
 }
 
 /// Upper-case words of a name: split on `_`, `-`, `.`, spaces and camelCase boundaries.
@@ -96,6 +105,30 @@ fn normalise(name: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rule as first written, with strings: the allocation-free form must agree.
+    fn reference(words: &[String], terms: &[&str]) -> bool {
+        let Some(last) = words.last() else { return false };
+        if POINTER_WORDS.contains(&last.as_str()) {
+            return false;
+        }
+        let joined: String = words.concat();
+        terms.iter().any(|term| {
+            let parts: Vec<&str> = term.split('_').collect();
+            joined.ends_with(&term.replace('_', ""))
+                || words.windows(parts.len()).any(|w| w == parts.as_slice())
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_term_test_agrees_with_its_reference(name in "[A-Za-z_.-]{0,6}(KEY|TOKEN|CONNECTION_STRING|ID|String|Pass)?[a-z_]{0,4}") {
+            let words = normalise(&name);
+            for terms in [ENV_TERMS, FILE_EXTRA_TERMS] {
+                proptest::prop_assert_eq!(matches_terms(&words, terms), reference(&words, terms), "{}", name);
+            }
+        }
+    }
 
     #[test]
     fn the_seeds_secret_names_match() {

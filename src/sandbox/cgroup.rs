@@ -32,7 +32,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use procfs::process::Process;
+use super::kernel::Mount;
 
 /// The controllers hullward uses on cgroup v2.
 const WANTED: [&str; 3] = ["pids", "memory", "cpu"];
@@ -77,15 +77,19 @@ impl CgroupSupport {
     /// Reads the mount table and this process's cgroups. Never fails: what cannot be found is
     /// simply absent.
     pub fn detect() -> CgroupSupport {
+        CgroupSupport::detect_in(&super::kernel::mounts())
+    }
+
+    /// [`CgroupSupport::detect`] with the mount table already read (the kernel probe's).
+    pub fn detect_in(mounts: &[Mount]) -> CgroupSupport {
         let mut out =
             CgroupSupport { systemd: Path::new("/run/systemd/system").is_dir(), ..Default::default() };
-        let Ok(me) = Process::myself() else { return out };
-        let (Ok(mounts), Ok(groups)) = (me.mountinfo(), me.cgroups()) else { return out };
-        for m in mounts.into_iter() {
+        let groups = own_cgroups();
+        for m in mounts {
             match m.fs_type.as_str() {
                 "cgroup2" => {
-                    if let Some(g) = groups.0.iter().find(|g| g.hierarchy == 0) {
-                        let own = m.mount_point.join(g.pathname.trim_start_matches('/'));
+                    if let Some(g) = groups.iter().find(|g| g.hierarchy == 0) {
+                        let own = m.mount_point.join(g.path.trim_start_matches('/'));
                         out.v2_kill = own.join("cgroup.kill").exists() || kernel_has_cgroup_kill();
                         if let Some((base, setup, controllers)) = choose_v2_base(&m.mount_point, &own) {
                             out.v2_dir = Some(base);
@@ -99,13 +103,13 @@ impl CgroupSupport {
                     for (name, slot) in
                         [("pids", &mut out.v1_pids), ("memory", &mut out.v1_memory), ("cpu", &mut out.v1_cpu)]
                     {
-                        if m.super_options.contains_key(name) {
-                            if let Some(g) = groups.0.iter().find(|g| g.controllers.iter().any(|c| c == name))
-                            {
-                                let dir = m.mount_point.join(g.pathname.trim_start_matches('/'));
-                                if is_writable_dir(&dir) {
-                                    *slot = Some(dir);
-                                }
+                        if !m.has_super_option(name) {
+                            continue;
+                        }
+                        if let Some(g) = groups.iter().find(|g| g.controllers.split(',').any(|c| c == name)) {
+                            let dir = m.mount_point.join(g.path.trim_start_matches('/'));
+                            if is_writable_dir(&dir) {
+                                *slot = Some(dir);
                             }
                         }
                     }
@@ -168,6 +172,30 @@ impl CgroupSupport {
             )
         }
     }
+}
+
+/// One line of `/proc/self/cgroup`: `HIERARCHY:CONTROLLERS:PATH` (hierarchy 0 is cgroup v2).
+struct OwnCgroup {
+    hierarchy: u32,
+    controllers: String,
+    path: String,
+}
+
+fn own_cgroups() -> Vec<OwnCgroup> {
+    parse_own_cgroups(&std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default())
+}
+
+fn parse_own_cgroups(text: &str) -> Vec<OwnCgroup> {
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            Some(OwnCgroup {
+                hierarchy: parts.next()?.parse().ok()?,
+                controllers: parts.next()?.to_string(),
+                path: parts.next()?.to_string(),
+            })
+        })
+        .collect()
 }
 
 /// Picks the base of `hullward/` for the process whose cgroup v2 directory is `own`, with what
@@ -532,4 +560,24 @@ fn write_file(path: &Path, value: &str) -> Result<(), CgroupError> {
         .open(path)
         .and_then(|mut f| f.write_all(value.as_bytes()))
         .map_err(cg_err(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_cgroup_lines_of_a_hybrid_host() {
+        let g = parse_own_cgroups(
+            "12:pids:/user.slice\n4:cpu,cpuacct:/\n1:name=systemd:/a:b\n0::/init.scope\nx\n",
+        );
+        assert_eq!(g.len(), 4);
+        assert_eq!(
+            (g[0].hierarchy, g[0].controllers.as_str(), g[0].path.as_str()),
+            (12, "pids", "/user.slice")
+        );
+        assert!(g[1].controllers.split(',').any(|c| c == "cpu"));
+        assert_eq!(g[2].path, "/a:b", "a path may hold a colon");
+        assert_eq!((g[3].hierarchy, g[3].path.as_str()), (0, "/init.scope"));
+    }
 }

@@ -9,7 +9,7 @@
 //! [`KernelSupport::refuse`]; strict `run` does not pay for it and reports a refusal of the real
 //! child as exit 3.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::cgroup::CgroupSupport;
 use super::sys;
@@ -88,6 +88,7 @@ impl KernelSupport {
         let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
         let cap_eff = status_field("CapEff").and_then(|v| u64::from_str_radix(&v, 16).ok()).unwrap_or(0);
         let root = sys::geteuid() == 0;
+        let mounts = mounts();
         let mut k = KernelSupport {
             landlock_kernel_abi: kernel_abi,
             landlock_abi: pin.map_or(kernel_abi, |p| p.min(kernel_abi)),
@@ -101,8 +102,8 @@ impl KernelSupport {
                 && read("/proc/sys/user/max_user_namespaces") != "0",
             apparmor_blocks_userns: read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1"
                 && matches!(read("/proc/self/attr/current").as_str(), "" | "unconfined"),
-            proc_overmounts: proc_overmounts(),
-            cgroups: CgroupSupport::detect(),
+            proc_overmounts: proc_overmounts(&mounts),
+            cgroups: CgroupSupport::detect_in(&mounts),
             cap_last: read("/proc/sys/kernel/cap_last_cap").parse().unwrap_or(40),
             kernel_release: read("/proc/sys/kernel/osrelease"),
             refused: Vec::new(),
@@ -180,13 +181,107 @@ fn status_field(name: &str) -> Option<String> {
 
 /// Mount points below `/proc` that hide something (binfmt_misc sits on an empty directory and
 /// does not count).
-fn proc_overmounts() -> Vec<PathBuf> {
-    let Ok(me) = procfs::process::Process::myself() else { return Vec::new() };
-    let Ok(mounts) = me.mountinfo() else { return Vec::new() };
+fn proc_overmounts(mounts: &[Mount]) -> Vec<PathBuf> {
     mounts
-        .into_iter()
-        .map(|m| m.mount_point)
-        .filter(|p| p.starts_with("/proc") && p != std::path::Path::new("/proc"))
+        .iter()
+        .map(|m| &m.mount_point)
+        .filter(|p| p.starts_with("/proc") && *p != Path::new("/proc"))
         .filter(|p| !p.ends_with("binfmt_misc"))
+        .cloned()
         .collect()
+}
+
+/// What the probe and the cgroup detection read of one line of `/proc/self/mountinfo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub mount_point: PathBuf,
+    pub fs_type: String,
+    /// The superblock options (`rw,nsdelegate`; a v1 cgroup mount lists its controllers).
+    pub super_options: String,
+}
+
+impl Mount {
+    /// Whether the superblock options hold `name` (alone or as `name=value`).
+    pub fn has_super_option(&self, name: &str) -> bool {
+        self.super_options.split(',').any(|o| o.split('=').next() == Some(name))
+    }
+}
+
+/// This process's mount table, read once per probe (an unreadable table is an empty one).
+pub fn mounts() -> Vec<Mount> {
+    parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default())
+}
+
+/// `ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL…] - FSTYPE SOURCE SUPER_OPTIONS`, one
+/// mount per line; a line that does not have that shape is skipped.
+fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            let mount_point = fields.nth(4)?;
+            let mut rest = fields.skip_while(|f| *f != "-").skip(1);
+            let fs_type = rest.next()?;
+            let super_options = rest.nth(1)?;
+            Some(Mount {
+                mount_point: unescape(mount_point),
+                fs_type: fs_type.to_string(),
+                super_options: super_options.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Undoes the kernel's octal escapes of a mountinfo path (`\040` for a space, `\134` for `\`).
+fn unescape(field: &str) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal =
+            b.get(i + 1..i + 4).filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) => {
+                out.push(d.iter().fold(0u8, |acc, c| acc.wrapping_mul(8).wrapping_add(c - b'0')));
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_lines_with_optional_fields_and_escapes() {
+        let text = "22 1 0:21 / /proc rw,nosuid - proc proc rw\n\
+                    23 22 0:5 / /proc/sys/fs/binfmt_misc rw shared:3 - binfmt_misc binfmt_misc rw\n\
+                    30 1 0:26 / /sys/fs/cgroup/pids rw shared:9 master:2 - cgroup cgroup rw,pids\n\
+                    31 1 8:1 /x /srv/my\\040dir\\134y ro - ext4 /dev/sda1 rw,errors=remount-ro\n\
+                    broken line\n";
+        let m = parse_mountinfo(text);
+        assert_eq!(m.len(), 4);
+        assert_eq!(
+            m[0],
+            Mount { mount_point: "/proc".into(), fs_type: "proc".into(), super_options: "rw".into() }
+        );
+        assert_eq!(m[2].fs_type, "cgroup");
+        assert!(m[2].has_super_option("pids") && !m[2].has_super_option("pid"));
+        assert!(m[3].has_super_option("errors"));
+        assert_eq!(m[3].mount_point, Path::new("/srv/my dir\\y"));
+        assert_eq!(proc_overmounts(&m), Vec::<PathBuf>::new());
+    }
+
+    #[test]
+    fn this_process_sees_its_root_and_proc() {
+        let m = mounts();
+        assert!(m.iter().any(|m| m.mount_point == Path::new("/")), "{m:?}");
+        assert!(m.iter().any(|m| m.fs_type == "proc"), "{m:?}");
+    }
 }
