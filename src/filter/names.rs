@@ -19,6 +19,8 @@
 //! `PATH`, `SSH_AUTH_SOCK` and `KEYBOARD_LAYOUT` are not secret-named: no word is a term and none
 //! ends in one (`KEYBOARD` is not the word `KEY`).
 
+use std::borrow::Cow;
+
 /// Terms of the environment test: `KEY` also covers `API_KEY`, `ACCESS_KEY`, `SECRET_KEY` and
 /// `PRIVATE_KEY`; `CREDENTIAL` also covers `CREDENTIALS` by suffix.
 const ENV_TERMS: &[&str] = &[
@@ -43,6 +45,9 @@ pub const POINTER_WORDS: &[&str] =
 
 /// Whether the environment variable `name` holds a secret.
 pub fn is_secret_env_name(name: &str) -> bool {
+    if surely_not(name, ENV_TERMS) && !name.eq_ignore_ascii_case("mysql_pwd") {
+        return false;
+    }
     let words = normalise(name);
     if words == ["MYSQL", "PWD"] {
         return true;
@@ -54,6 +59,25 @@ pub fn is_secret_env_name(name: &str) -> bool {
 pub fn is_secret_file_key(key: &str) -> bool {
     let words = normalise(key);
     matches_terms(&words, ENV_TERMS) || matches_terms(&words, FILE_EXTRA_TERMS)
+}
+
+/// A quick "no" for ASCII names: every match of rule 2 (and `MYSQL_PWD`, checked apart) has a
+/// term, without its `_`, inside the name's letters and digits, upper-cased.
+fn surely_not(name: &str, terms: &[&str]) -> bool {
+    if !name.is_ascii() || name.len() > 256 {
+        return false;
+    }
+    let mut buf = [0u8; 256];
+    let mut n = 0;
+    for b in name.bytes().filter(|b| !matches!(b, b'_' | b'-' | b'.' | b' ')) {
+        buf[n] = b.to_ascii_uppercase();
+        n += 1;
+    }
+    let joined = &buf[..n];
+    !terms.iter().any(|term| {
+        let t = if term.contains('_') { term.replace('_', "").into() } else { Cow::Borrowed(*term) };
+        memchr::memmem::find(joined, t.as_bytes()).is_some()
+    })
 }
 
 /// Rule 2 for `words` (without allocating: this runs for every variable of every call).
@@ -126,6 +150,9 @@ mod tests {
             let words = normalise(&name);
             for terms in [ENV_TERMS, FILE_EXTRA_TERMS] {
                 proptest::prop_assert_eq!(matches_terms(&words, terms), reference(&words, terms), "{}", name);
+                if surely_not(&name, terms) {
+                    proptest::prop_assert!(!reference(&words, terms), "{}", name);
+                }
             }
         }
     }
