@@ -84,6 +84,16 @@ fn the_kernel_still_binds_what_the_guard_lets_through() {
 }
 
 #[test]
+fn a_glob_is_not_a_name_the_guard_passes_it_and_the_mask_keeps_the_value_out() {
+    let w = work();
+    // Decision 5: `.e*` names no file; `cat` reaches the masked `.env` and reads nothing of it.
+    let (code, out, err) = sh(&w, &[], "cat .e* ; echo rc=$?; cat notes.txt");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("rc=1") && out.contains("hw-notes"), "{out}{err}");
+    assert!(!out.contains("hw-sh-secret-value") && !err.contains("hw-sh-secret-value"), "{out}{err}");
+}
+
+#[test]
 fn hitl_without_a_human_follows_the_unattended_policy() {
     let w = work();
     let (code, out, err) = sh(&w, &["--hitl", "on"], "echo ran");

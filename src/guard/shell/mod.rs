@@ -20,9 +20,10 @@
 //! Where the seed and the contract are silent, the guard decides so:
 //! - a plain `$NAME` is not a subshell (agents are meant to write `$HOME/x`); `${…}`, `$( )`,
 //!   backticks and `$(( ))` are; `<( )` is not, its commands being visible and checked;
-//! - a glob names a protected file when it can match it and spells two of its characters
-//!   (`.e*`, `id_*`; not `*` or `.*`, which the output masking covers), or, inside `.ssh` or
-//!   `.aws`, whatever it spells;
+//! - a glob names a credentials file when it can match it and spells two of its characters
+//!   (`id_*`, `.net?c`; not `*` or `.*`, which the masks cover), or, inside `.ssh` or `.aws`,
+//!   whatever it spells; a glob never names a `.env` file (`.e*`: Decision 5 — the masks hide
+//!   what it reaches);
 //! - the path scan accepts the harmless character devices (`/dev/null`, `/dev/std*`,
 //!   `/dev/fd/N`, `/dev/zero`, `/dev/urandom`, `/dev/tty`…) and ignores a lone `/`; it reads
 //!   quoted text and data heredoc bodies too, since an interpreter may run them;

@@ -2,9 +2,10 @@
 //!
 //! Both rules read every scanned word ([`Analysis::texts`]), cut it into path-like tokens
 //! (`tokens`), spell out brace lists and look at the last path component (and its parent, for
-//! `.aws/credentials`). A glob counts when it can match a protected name and spells at least two
-//! of its characters (`.e*`, `id_*`, `.net?c`); a bare `*` or `.*` is left to the output masking,
-//! except inside `.ssh` or `.aws`, where any wildcard reaching a key counts. The credential rule
+//! `.aws/credentials`). For credentials a glob counts when it can match a protected name and
+//! spells at least two of its characters (`id_*`, `.net?c`); a bare `*` or `.*` is left to the
+//! masks, except inside `.ssh` or `.aws`, where any wildcard reaching a key counts. For `.env` only
+//! a name counts (Decision 5): `.e*` names no file, and the child's masks hide what it matches. The credential rule
 //! lets `ssh`, `scp` and `sftp` take their `-i KEY`, `ssh-add` its key files and `git` its
 //! `core.sshCommand`, because those tools only authenticate with the key.
 
@@ -25,9 +26,6 @@ const CREDENTIALS: &[&str] = &[".netrc", "_netrc", ".pgpass", ".git-credentials"
 
 /// Text one of the credential names holds (case aside).
 const CREDENTIAL_ANCHORS: &[&str] = &["id_", "netrc", "pgpass", "credentials"];
-
-/// A sample of the `.env.*` family, for globs.
-const ENV_NAMES: &[&str] = &[".env", ".env.local", ".env.production", ".env.x"];
 
 /// Whether a path component, glob or not, names `name`. A glob must spell two characters of it,
 /// unless `anywhere` (inside `.ssh`/`.aws`, where any wildcard is enough).
@@ -55,14 +53,12 @@ fn names_credential(token: &str) -> bool {
         || (component_names(parent, ".aws", false) && component_names(last, "credentials", true))
 }
 
-/// Whether a (matched) token names a `.env` or `.env.*` file.
+/// Whether a (matched) token names a `.env` or `.env.*` file: its last component is `.env` or
+/// starts with `.env.` once brace lists are spelled out (Decision 5). A glob such as `.e*` names
+/// no file in particular: what it reaches is masked in the child, so the guard lets it pass.
 fn names_env(token: &str) -> bool {
     let (last, _) = last_two(token);
-    if has_wildcard(last) {
-        literal_count(last) >= 2 && ENV_NAMES.iter().any(|n| glob_matches(last, n))
-    } else {
-        last == ".env" || last.starts_with(".env.")
-    }
+    !has_wildcard(last) && (last == ".env" || last.starts_with(".env."))
 }
 
 /// Whether a text (a word's value, or one token of it) can hold a protected name at all: it has
@@ -197,10 +193,24 @@ mod tests {
 
     #[test]
     fn env_names_and_globs() {
-        for t in [".env", "backend/.env", "apps/web/.env.local", ".env.*", ".e*", ".env*", ".en?"] {
+        for t in [".env", "backend/.env", "apps/web/.env.local", ".env.production"] {
             assert!(names_env(t), "{t}");
         }
-        for t in ["process.env", ".envrc", "env", "*", ".*", "*.env", ".environment", "x.env"] {
+        // Globs name no file in particular (Decision 5): the masks keep what they reach unreadable.
+        for t in [
+            ".env.*",
+            ".e*",
+            ".env*",
+            ".en?",
+            "process.env",
+            ".envrc",
+            "env",
+            "*",
+            ".*",
+            "*.env",
+            ".environment",
+            "x.env",
+        ] {
             assert!(!names_env(t), "{t}");
         }
     }
