@@ -297,8 +297,10 @@ fn outside(policy: &Policy, op: Op, resolved: &Path) -> Decision {
     if in_system {
         return Decision::deny("system-read-only", deny_text);
     }
-    if policy.session.hitl {
-        let grant = if op == Op::List { resolved } else { resolved.parent().unwrap_or(resolved) };
+    // A human may grant the containing directory of a file operation; listing (and exec) outside
+    // the roots stays deny-only, as the seed keeps it (INTERFACE.md, "Session grants").
+    if policy.session.hitl && matches!(op, Op::Read | Op::Write | Op::Delete) {
+        let grant = resolved.parent().unwrap_or(resolved);
         return Decision::ask(
             "outside-sandbox",
             format!(
@@ -430,6 +432,10 @@ mod tests {
         std::fs::write(fx.outside.join(".env"), "K=v").unwrap();
         let d = check(&p, Op::Read, &fx.outside.join(".env"), &fx.root);
         assert_eq!(d.verdict, Verdict::Deny);
+        for op in [Op::List, Op::Exec] {
+            let d = check(&p, op, &fx.outside, &fx.root);
+            assert_eq!((d.verdict, d.rule.as_str()), (Verdict::Deny, "outside-sandbox"), "{op:?}");
+        }
         let p = policy_with(&fx, "", false);
         let d = check(&p, Op::Read, Path::new("/etc/passwd"), &fx.root);
         assert_eq!(d.verdict, Verdict::Deny);
