@@ -13,8 +13,10 @@
 //! give one marker each.
 //!
 //! **Streaming.** Bytes are decided left to right. A byte is decided once no occurrence that is
-//! still incomplete could cover it: with `M` the longest secret, that is every byte but the last
-//! `M - 1` received, which are held back until more input or [`Masker::finish`] arrives. Each read
+//! still incomplete could cover it: every byte but the longest tail of what was received that is
+//! the start of a secret (and not a whole one) — at most `M - 1` bytes, `M` the longest secret, and
+//! usually none, so a prompt without a newline is shown at once. The tail is held back until more
+//! input, [`Masker::finish`] or [`Masker::flush`] (the pump's idle interval) arrives. Each read
 //! is searched where it lies; only occurrences that start in the held-back tail are searched in a
 //! small copy of the tail and the read's first `M - 1` bytes. Memory is therefore about `2M` bytes
 //! whatever the stream's length, and a secret split over any number of reads is still masked. Bytes
@@ -46,7 +48,10 @@ pub const MIN_SAMPLED_LEN: usize = 7;
 /// print little or nothing, and a short text (an audit field, an argv, a small read) is searched
 /// value by value ([`NAIVE_MAX`]) at less cost than building them.
 pub struct Matcher {
+    /// Sorted, for [`Matcher::open_prefix`].
     values: Vec<Vec<u8>>,
+    /// The bytes a secret starts with.
+    first: [bool; 256],
     compiled: OnceLock<Compiled>,
     max_len: usize,
 }
@@ -73,10 +78,15 @@ impl std::fmt::Debug for Matcher {
 impl Matcher {
     /// Compiles `values`; `None` when there is nothing to find (no value, or only empty ones).
     pub fn new<V: AsRef<[u8]>>(values: &[V]) -> Option<Matcher> {
-        let values: Vec<Vec<u8>> =
+        let mut values: Vec<Vec<u8>> =
             values.iter().map(AsRef::as_ref).filter(|v| !v.is_empty()).map(<[u8]>::to_vec).collect();
         let max_len = values.iter().map(Vec::len).max()?;
-        Some(Matcher { values, compiled: OnceLock::new(), max_len })
+        values.sort_unstable();
+        let mut first = [false; 256];
+        for v in &values {
+            first[usize::from(v[0])] = true;
+        }
+        Some(Matcher { values, first, compiled: OnceLock::new(), max_len })
     }
 
     fn compiled(&self) -> &Compiled {
@@ -93,6 +103,21 @@ impl Matcher {
     /// The longest secret, in bytes.
     pub fn max_len(&self) -> usize {
         self.max_len
+    }
+
+    /// The length of the longest tail of `text` that is the start of a secret but not a whole
+    /// one: what a stream must hold back, since only the next bytes can tell.
+    fn open_prefix(&self, text: &[u8]) -> usize {
+        let from = text.len().saturating_sub(self.max_len - 1);
+        (from..text.len())
+            .find(|&i| {
+                let tail = &text[i..];
+                self.first[usize::from(tail[0])] && {
+                    let at = self.values.partition_point(|v| v.as_slice() < tail);
+                    self.values.get(at).is_some_and(|v| v.len() > tail.len() && v.starts_with(tail))
+                }
+            })
+            .map_or(0, |i| text.len() - i)
     }
 
     /// Masks a complete text in one go.
@@ -246,6 +271,8 @@ pub struct Masker {
     covered: usize,
     /// Scratch: the carry followed by the start of the next input, for occurrences across them.
     bridge: Vec<u8>,
+    /// Scratch: the last bytes received, for [`Masker::open_tail`].
+    tail: Vec<u8>,
     found: Vec<(usize, usize)>,
     stats: MaskStats,
 }
@@ -269,6 +296,7 @@ impl Masker {
             carry: Vec::new(),
             covered: 0,
             bridge: Vec::new(),
+            tail: Vec::new(),
             found: Vec::new(),
             stats: MaskStats::default(),
         }
@@ -285,13 +313,39 @@ impl Masker {
 
     /// Ends the stream: appends everything still held back.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
+        self.flush(out);
+    }
+
+    /// Appends everything still held back; the stream may go on. A secret whose first bytes are
+    /// released this way is no longer recognised when the rest arrives, so only the pump's idle
+    /// interval calls this (a secret is printed by one write, not by pieces seconds apart).
+    pub fn flush(&mut self, out: &mut Vec<u8>) {
         if self.matcher.is_some() {
             self.drain(&[], out, true);
         }
     }
 
+    /// Whether bytes are held back (they could begin a secret).
+    pub fn holding(&self) -> bool {
+        !self.carry.is_empty()
+    }
+
     pub fn stats(&self) -> MaskStats {
         self.stats
+    }
+
+    /// How many of the last bytes of `carry` then `input` could begin a secret (see
+    /// [`Matcher::open_prefix`]).
+    fn open_tail(&mut self, input: &[u8]) -> usize {
+        let Some(matcher) = &self.matcher else { return 0 };
+        let keep = matcher.max_len - 1;
+        if input.len() >= keep {
+            return matcher.open_prefix(&input[input.len() - keep..]);
+        }
+        self.tail.clear();
+        self.tail.extend_from_slice(&self.carry[self.carry.len().saturating_sub(keep - input.len())..]);
+        self.tail.extend_from_slice(input);
+        matcher.open_prefix(&self.tail)
     }
 
     /// Decides every byte of `carry` then `input` (positions counted across both) that no
@@ -299,10 +353,11 @@ impl Masker {
     /// where it lies; only occurrences that start in the carry are searched in a copy (`bridge`)
     /// of the carry and the input's first `max_len - 1` bytes.
     fn drain(&mut self, input: &[u8], out: &mut Vec<u8>, last: bool) {
+        let open = if last { 0 } else { self.open_tail(input) };
         let Some(matcher) = &self.matcher else { return };
         let held = self.carry.len();
         let len = held + input.len();
-        let safe = if last { len } else { len.saturating_sub(matcher.max_len - 1) };
+        let safe = len - open;
         if safe == 0 {
             self.carry.extend_from_slice(input);
             return;
@@ -463,10 +518,31 @@ mod tests {
         let mut masker = Masker::new(Some(Arc::clone(&m)));
         let mut out = Vec::new();
         for _ in 0..1000 {
-            masker.push(&[b'x'; 4096], &mut out);
+            masker.push(&[b'0'; 4096], &mut out);
             assert!(masker.carry.len() < m.max_len());
         }
-        assert_eq!(out.len(), 4096 * 1000 - (m.max_len() - 1));
+        assert_eq!(out.len(), 4096 * 1000 - 1, "only the last '0' could begin the secret");
+    }
+
+    #[test]
+    fn only_what_could_begin_a_secret_is_held_back() {
+        let m = matcher(&["s3cr3t-value", "tok-abcdefgh"]);
+        let mut masker = Masker::new(Some(Arc::clone(&m)));
+        let mut out = Vec::new();
+        masker.push(b"Password: ", &mut out);
+        assert_eq!(out, b"Password: ", "a prompt is shown at once");
+        masker.push(b"ok s3cr", &mut out);
+        assert_eq!(out, b"Password: ok ", "'s3cr' could be the secret");
+        masker.push(b"3t-value tok-", &mut out);
+        assert_eq!(out, b"Password: ok <secret-hidden> ");
+        masker.push(b"abcdefgX", &mut out);
+        assert_eq!(out, b"Password: ok <secret-hidden> tok-abcdefgX");
+        masker.push(b"s3cr", &mut out);
+        masker.flush(&mut out);
+        assert_eq!(out, b"Password: ok <secret-hidden> tok-abcdefgXs3cr", "flush releases the tail");
+        masker.push(b"3t-value!", &mut out);
+        masker.finish(&mut out);
+        assert!(out.ends_with(b"s3cr3t-value!"), "a secret split by a flush is not re-joined");
     }
 
     #[test]

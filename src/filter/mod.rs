@@ -87,6 +87,18 @@ impl OutputFilter {
         self.masker.finish(out);
     }
 
+    /// Releases the bytes the masker holds back because they could begin a secret (the pump calls
+    /// this after an idle interval, so that an unterminated prompt is never held). A line held as
+    /// a possible diff header (it holds `diff --`) stays until its end or [`LINE_CAP`](diff::LINE_CAP).
+    pub fn flush(&mut self, out: &mut Vec<u8>) {
+        self.masker.flush(out);
+    }
+
+    /// Whether the masker holds bytes back.
+    pub fn holding(&self) -> bool {
+        self.masker.holding()
+    }
+
     pub fn stats(&self) -> FilterStats {
         let m = self.masker.stats();
         FilterStats {
