@@ -106,9 +106,9 @@ impl Front for Terminal {
 
     fn sink(&self, stream: Stream) -> Sink {
         match stream {
-            Stream::Stdout => Sink::Stdout(tokio::io::stdout()),
-            Stream::Stderr if self.json => Sink::JsonEvents { stream: "stderr", out: tokio::io::stderr() },
-            Stream::Stderr => Sink::Stderr(tokio::io::stderr()),
+            Stream::Stdout => Sink::Stdout,
+            Stream::Stderr if self.json => Sink::JsonEvents { stream: "stderr" },
+            Stream::Stderr => Sink::Stderr,
         }
     }
 

@@ -822,6 +822,25 @@ pub fn pipe_cloexec() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::Own
     }
 }
 
+/// Waits at most `timeout` until `fd` can be read without blocking (data, end of file or an
+/// error waiting); `false` when the time ran out first. An interrupted wait starts over.
+pub fn wait_readable(fd: std::os::fd::BorrowedFd<'_>, timeout: std::time::Duration) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    loop {
+        // SAFETY: `pfd` is one valid `pollfd` for the whole call, and the count says one.
+        let ret = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if ret >= 0 {
+            return Ok(ret > 0);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 /// `landlock_create_ruleset(NULL, 0, flag)`: a query of the running kernel; -1 when Landlock is
 /// unavailable or disabled.
 fn landlock_query(flag: u32) -> i64 {

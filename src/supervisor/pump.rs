@@ -1,20 +1,36 @@
-//! Output pumps: the child's stdout and stderr, read asynchronously, passed through a filter,
-//! written to hullward's own stdout and stderr — never buffered without bound.
+//! Output pumps: the child's stdout and stderr, each read on a thread of its own, passed through a
+//! filter, written to hullward's own stdout and stderr — never buffered without bound.
 //!
-//! Each pump reads up to 64 KiB at a time from its pipe, counts the bytes against the call's
-//! shared output budget (`Limits.OutputBytes`; when it is exhausted the pump stops and reports it,
-//! and the supervisor kills the tree), runs the chunk through its [`OutputFilter`] (protected-diff
-//! hiding, then secret masking) and writes the result out. At end of file the filter's held-back
-//! tail is flushed; the filter's counters go to the audit log.
+//! Each pump owns its pipe and its destination and does plain blocking I/O on them: a read of up
+//! to [`READ_SIZE`] bytes, counted against the call's shared output budget (`Limits.OutputBytes`;
+//! when it is exhausted the pump stops and reports it, and the supervisor kills the tree), the
+//! chunk through its [`OutputFilter`] (protected-diff hiding, then secret masking), one write of the
+//! result. No chunk crosses to another thread; the supervisor's runtime only awaits the end.
+//!
+//! **Honest streams.** The masker holds back only bytes that could still begin a secret; when it
+//! holds some and the child prints nothing for [`IDLE`], they are released, so an unterminated
+//! prompt appears at once and nothing waits longer than that. When hullward's stdout and stderr
+//! are the same file (a terminal, `2>&1`), a stream that wrote part of a line owns the line until
+//! it ends it (or stays silent for [`IDLE`]): the other stream's output waits, so the two are
+//! never spliced mid-line and each keeps its own order. At end of file the filter's held-back tail
+//! is flushed; the filter's counters go to the audit log.
 
-use std::os::fd::OwnedFd;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-
-use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::unix::pipe;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::filter::{FilterStats, OutputFilter};
+use crate::sandbox::sys;
+
+/// Bytes asked for per `read(2)` (a pipe holds 64 KiB by default; the child may have grown it).
+pub const READ_SIZE: usize = 256 * 1024;
+
+/// How long held-back bytes (and a line left open on a shared terminal) wait for more output.
+pub const IDLE: Duration = Duration::from_millis(100);
 
 /// How a pump ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,13 +44,13 @@ pub enum PumpEnd {
 }
 
 /// Where a pump writes.
+#[derive(Debug, Clone)]
 pub enum Sink {
-    Stdout(tokio::io::Stdout),
-    Stderr(tokio::io::Stderr),
-    /// Each filtered chunk becomes a JSON event line on stderr (`--json`).
+    Stdout,
+    Stderr,
+    /// Each filtered chunk becomes a JSON event line on stderr (`--json`), named by its stream.
     JsonEvents {
         stream: &'static str,
-        out: tokio::io::Stderr,
     },
     /// Each filtered chunk becomes a JSON event on a bounded channel (a `serve` connection): a
     /// full channel holds the pump back, a closed one is a closed sink.
@@ -44,26 +60,11 @@ pub enum Sink {
     },
 }
 
-impl Sink {
-    async fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
-        match self {
-            Sink::Stdout(o) => write_flush(o, data).await,
-            Sink::Stderr(o) => write_flush(o, data).await,
-            Sink::JsonEvents { stream, out } => {
-                let line = serde_json::json!({ "event": stream, "data": String::from_utf8_lossy(data) });
-                write_flush(out, format!("{line}\n").as_bytes()).await
-            }
-            Sink::Channel { stream, tx } => {
-                let event = serde_json::json!({ "event": stream, "data": String::from_utf8_lossy(data) });
-                tx.send(event).await.map_err(|_| std::io::ErrorKind::BrokenPipe.into())
-            }
-        }
-    }
-}
-
-async fn write_flush<W: AsyncWrite + Unpin>(w: &mut W, data: &[u8]) -> std::io::Result<()> {
-    w.write_all(data).await?;
-    w.flush().await
+/// Which of hullward's own streams a line-sharing write comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Own {
+    Stdout,
+    Stderr,
 }
 
 /// Pumps `fd` into `sink` through `filter` until end of file or until `budget` bytes have been
@@ -71,27 +72,45 @@ async fn write_flush<W: AsyncWrite + Unpin>(w: &mut W, data: &[u8]) -> std::io::
 /// closes the pipe, passing the broken pipe on to the child.
 pub async fn pump(
     fd: OwnedFd,
-    mut filter: OutputFilter,
+    filter: OutputFilter,
     sink: Sink,
     used: Arc<AtomicU64>,
     budget: u64,
-) -> std::io::Result<(PumpEnd, FilterStats)> {
-    let end = copy(fd, &mut filter, sink, used, budget).await?;
-    Ok((end, filter.stats()))
+) -> io::Result<(PumpEnd, FilterStats)> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new().name("hullward-pump".into()).spawn(move || {
+        let mut filter = filter;
+        let end = copy(fd, &mut filter, sink, &used, budget);
+        let _ = tx.send(end.map(|end| (end, filter.stats())));
+    })?;
+    rx.await.unwrap_or_else(|_| Err(io::Error::other("the output pump stopped without a result")))
 }
 
-async fn copy(
+fn copy(
     fd: OwnedFd,
     filter: &mut OutputFilter,
-    mut sink: Sink,
-    used: Arc<AtomicU64>,
+    sink: Sink,
+    used: &AtomicU64,
     budget: u64,
-) -> std::io::Result<PumpEnd> {
-    let mut rx = pipe::Receiver::from_owned_fd(fd)?;
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut out = Vec::with_capacity(64 * 1024);
+) -> io::Result<PumpEnd> {
+    let mut input = File::from(fd);
+    let mut dest = Dest::open(sink)?;
+    let mut buf = vec![0u8; READ_SIZE];
+    let mut out = Vec::with_capacity(READ_SIZE + 4096);
     loop {
-        let n = rx.read(&mut buf).await?;
+        if filter.holding() && !sys::wait_readable(input.as_fd(), IDLE)? {
+            out.clear();
+            filter.flush(&mut out);
+            if dest.write(&out).is_err() {
+                return Ok(PumpEnd::SinkClosed);
+            }
+            continue;
+        }
+        let n = match input.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         if n == 0 {
             break;
         }
@@ -102,7 +121,7 @@ async fn copy(
         if allowed < n {
             filter.finish(&mut out);
         }
-        if !out.is_empty() && sink.write(&out).await.is_err() {
+        if dest.write(&out).is_err() {
             return Ok(PumpEnd::SinkClosed);
         }
         if allowed < n {
@@ -111,8 +130,96 @@ async fn copy(
     }
     out.clear();
     filter.finish(&mut out);
-    if !out.is_empty() && sink.write(&out).await.is_err() {
+    if dest.write(&out).is_err() {
         return Ok(PumpEnd::SinkClosed);
     }
     Ok(PumpEnd::Eof)
+}
+
+/// A pump's destination: a duplicate of hullward's fd 1 or 2 written with blocking writes, or the
+/// channel of a `serve` connection.
+enum Dest {
+    /// `shared`: hullward's stdout and stderr are the same file, lines are shared (module doc).
+    Own {
+        own: Own,
+        file: File,
+        shared: bool,
+    },
+    Json {
+        stream: &'static str,
+        file: File,
+    },
+    Channel {
+        stream: &'static str,
+        tx: tokio::sync::mpsc::Sender<serde_json::Value>,
+    },
+}
+
+impl Dest {
+    fn open(sink: Sink) -> io::Result<Dest> {
+        let dup = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().map(File::from);
+        Ok(match sink {
+            Sink::Stdout => {
+                Dest::Own { own: Own::Stdout, file: dup(io::stdout().as_fd())?, shared: same_file() }
+            }
+            Sink::Stderr => {
+                Dest::Own { own: Own::Stderr, file: dup(io::stderr().as_fd())?, shared: same_file() }
+            }
+            Sink::JsonEvents { stream } => Dest::Json { stream, file: dup(io::stderr().as_fd())? },
+            Sink::Channel { stream, tx } => Dest::Channel { stream, tx },
+        })
+    }
+
+    fn write(&mut self, data: &[u8]) -> io::Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let event =
+            |stream: &str| serde_json::json!({ "event": stream, "data": String::from_utf8_lossy(data) });
+        match self {
+            Dest::Own { own, file, shared: true } => LINE.write(*own, data, file),
+            Dest::Own { file, .. } => file.write_all(data),
+            Dest::Json { stream, file } => file.write_all(format!("{}\n", event(stream)).as_bytes()),
+            Dest::Channel { stream, tx } => {
+                tx.blocking_send(event(stream)).map_err(|_| io::ErrorKind::BrokenPipe.into())
+            }
+        }
+    }
+}
+
+/// Whether hullward's stdout and stderr are one open file (same device and inode).
+fn same_file() -> bool {
+    let id = |f: File| f.metadata().ok().map(|m| (m.dev(), m.ino()));
+    let dup = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().ok().map(File::from);
+    match (dup(io::stdout().as_fd()).and_then(id), dup(io::stderr().as_fd()).and_then(id)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The line of a shared stdout/stderr: which stream left it open, and when it last wrote.
+struct SharedLine {
+    open: Mutex<Option<(Own, Instant)>>,
+    ended: Condvar,
+}
+
+static LINE: SharedLine = SharedLine { open: Mutex::new(None), ended: Condvar::new() };
+
+impl SharedLine {
+    /// Writes `data` for `own` once no other stream holds the line open (or it has been silent
+    /// for [`IDLE`]); the line is then open for `own` when `data` does not end it.
+    fn write(&self, own: Own, data: &[u8], file: &mut File) -> io::Result<()> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        while let Some((owner, since)) = *open {
+            let left = IDLE.saturating_sub(since.elapsed());
+            if owner == own || left.is_zero() {
+                break;
+            }
+            open = self.ended.wait_timeout(open, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        let written = file.write_all(data);
+        *open = (!data.ends_with(b"\n")).then(|| (own, Instant::now()));
+        self.ended.notify_all();
+        written
+    }
 }
