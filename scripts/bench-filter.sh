@@ -7,6 +7,7 @@
 # through it, then times, with the data in the page cache:
 #   cat < data > /dev/null          and   hullward filter < data > /dev/null
 #   cat data | cat > /dev/null      and   cat data | hullward filter > /dev/null
+#   hullward run -- cat data > /dev/null   (the pumps: the sandboxed child's output, filtered)
 # and reports peak RSS (/usr/bin/time -v) for the full size and for a 1/16 size input, to show
 # that memory does not grow with the input.
 #
@@ -123,6 +124,7 @@ cat_file() { measure cat "$WORK/data"; }
 filter_file() { measure "$BIN" filter < "$WORK/data"; }
 cat_pipe() { cat "$WORK/data" | measure cat; }
 filter_pipe() { cat "$WORK/data" | measure "$BIN" filter; }
+run_cat() { measure "$BIN" run --config "$WORK/big-output.yaml" -- cat "$WORK/root/data"; }
 report() {
   local label=$1 wall user sys
   read -r wall user sys <<<"$2"
@@ -135,6 +137,9 @@ t_cat=$(best cat_file)
 t_filter=$(best filter_file)
 t_cat_pipe=$(best cat_pipe)
 t_filter_pipe=$(best filter_pipe)
+ln -f "$WORK/data" "$WORK/root/data"
+printf 'Sandbox:\n  Limits: {OutputBytes: %s}\n' $((bytes * 2)) > "$WORK/big-output.yaml"
+t_run_cat=$(best run_cat)
 
 "$BIN" filter < "$WORK/data" > "$WORK/out"
 leaks=$(python3 - "$WORK" <<'PY'
@@ -159,5 +164,6 @@ report "cat FILE > /dev/null" "$t_cat"
 report "hullward filter < FILE > /dev/null" "$t_filter"
 report "cat FILE | cat > /dev/null" "$t_cat_pipe"
 report "cat FILE | hullward filter" "$t_filter_pipe"
+report "hullward run -- cat FILE > /dev/null" "$t_run_cat"
 echo "peak RSS of hullward filter: $rss_full KiB for $((bytes >> 20)) MiB, $rss_small KiB for $((small_bytes >> 20)) MiB"
 [ "$leaks" -eq 0 ]

@@ -27,8 +27,8 @@
 //! Aho–Corasick search has no prefilter of its own once there are many patterns, so the
 //! [`Matcher`] samples the haystack first: every secret is at least
 //! [`MIN_SAMPLED_LEN`] bytes long, so each of its occurrences contains a whole 4-byte block aligned
-//! to a multiple of 4. Only blocks whose 4 bytes occur somewhere in a secret (a bitmap, then an
-//! exact set) open a window of `2M` bytes around them for the automaton; everything else is skipped
+//! to a multiple of 4 (8-byte blocks when all are at least [`WIDE_SAMPLED_LEN`] long). Only blocks
+//! that occur somewhere in a secret (a bitmap, then an exact set) open a window of `2M` bytes around them for the automaton; everything else is skipped
 //! four bytes at a time. The sample can only add windows, never drop an occurrence.
 
 use std::sync::{Arc, OnceLock};
@@ -52,6 +52,8 @@ pub struct Matcher {
     values: Vec<Vec<u8>>,
     /// The bytes a secret starts with.
     first: [bool; 256],
+    /// The pairs of bytes a secret of two or more starts with (a bitmap of 65536 bits).
+    first2: Vec<u64>,
     compiled: OnceLock<Compiled>,
     max_len: usize,
 }
@@ -61,6 +63,10 @@ struct Compiled {
     /// by value, which is slower but finds the same occurrences.
     automaton: Option<AhoCorasick>,
     sample: Option<BlockSample>,
+}
+
+fn pair(a: u8, b: u8) -> usize {
+    usize::from(a) << 8 | usize::from(b)
 }
 
 /// Texts up to this long are searched value by value until the automaton exists.
@@ -83,10 +89,15 @@ impl Matcher {
         let max_len = values.iter().map(Vec::len).max()?;
         values.sort_unstable();
         let mut first = [false; 256];
+        let mut first2 = vec![0u64; 1 << 10];
         for v in &values {
             first[usize::from(v[0])] = true;
+            if let [a, b, ..] = v[..] {
+                let i = pair(a, b);
+                first2[i >> 6] |= 1 << (i & 63);
+            }
         }
-        Some(Matcher { values, first, compiled: OnceLock::new(), max_len })
+        Some(Matcher { values, first, first2, compiled: OnceLock::new(), max_len })
     }
 
     fn compiled(&self) -> &Compiled {
@@ -112,7 +123,11 @@ impl Matcher {
         (from..text.len())
             .find(|&i| {
                 let tail = &text[i..];
-                self.first[usize::from(tail[0])] && {
+                let pair_ok = |b: u8| {
+                    let p = pair(tail[0], b);
+                    self.first2[p >> 6] & (1 << (p & 63)) != 0
+                };
+                self.first[usize::from(tail[0])] && tail.get(1).is_none_or(|&b| pair_ok(b)) && {
                     let at = self.values.partition_point(|v| v.as_slice() < tail);
                     self.values.get(at).is_some_and(|v| v.len() > tail.len() && v.starts_with(tail))
                 }
@@ -154,23 +169,22 @@ impl Matcher {
         let mut window: Option<(usize, usize)> = None;
         // Span by span: a tight pass notes the blocks the bitmap does not rule out, then each is
         // checked exactly and widened into a window for the automaton.
+        let w = sample.width;
         let mut maybe = [0u16; SAMPLE_SPAN / 4];
         for (n, span) in hay.chunks(SAMPLE_SPAN).enumerate() {
             let mut count = 0;
-            for (i, block) in span.chunks_exact(4).enumerate() {
-                let gram = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
-                if sample.may_contain(gram) {
+            for (i, block) in span.chunks_exact(w).enumerate() {
+                if sample.may_contain(gram(block)) {
                     maybe[count] = i as u16;
                     count += 1;
                 }
             }
             for &i in &maybe[..count] {
-                let at = n * SAMPLE_SPAN + usize::from(i) * 4;
-                let gram = u32::from_le_bytes([hay[at], hay[at + 1], hay[at + 2], hay[at + 3]]);
-                if !sample.contains(gram) {
+                let at = n * SAMPLE_SPAN + usize::from(i) * w;
+                if !sample.contains(gram(&hay[at..at + w])) {
                     continue;
                 }
-                let (start, end) = ((at + 4).saturating_sub(m), (at + m).min(hay.len()));
+                let (start, end) = ((at + w).saturating_sub(m), (at + m).min(hay.len()));
                 window = match window {
                     Some((s, e)) if start <= e => Some((s, end.max(e))),
                     Some((s, e)) => {
@@ -206,26 +220,42 @@ impl Matcher {
 /// Bytes sampled per pass of [`Matcher::find`]: its block offsets fit a `u16`.
 const SAMPLE_SPAN: usize = 4096;
 
-/// The set of 4-byte blocks that occur anywhere inside a secret: a bitmap for the fast "no", and
-/// the sorted blocks themselves for an exact answer.
+/// The blocks of `width` bytes (8 when every secret is at least [`WIDE_SAMPLED_LEN`] long, else
+/// 4) that occur anywhere inside a secret: a bitmap for the fast "no", and the sorted blocks
+/// themselves for an exact answer. A secret of length `L` contains a whole block aligned to a
+/// multiple of the width wherever it lies when `L >= 2 * width - 1`.
 struct BlockSample {
+    width: usize,
     bits: Vec<u64>,
     shift: u32,
-    grams: Vec<u32>,
+    grams: Vec<u64>,
+}
+
+/// Secrets at least this long are sampled 8 bytes at a time (half the lookups of 4).
+pub const WIDE_SAMPLED_LEN: usize = 15;
+
+/// A block of 4 or 8 bytes as a number.
+#[inline(always)]
+fn gram(block: &[u8]) -> u64 {
+    match *block {
+        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        _ => unreachable!("blocks are 4 or 8 bytes"),
+    }
 }
 
 impl BlockSample {
     fn new(values: &[Vec<u8>]) -> BlockSample {
-        let mut grams: Vec<u32> = values
-            .iter()
-            .flat_map(|v| v.windows(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
-            .collect();
+        let min_len = values.iter().map(Vec::len).min().unwrap_or(0);
+        let width = if min_len >= WIDE_SAMPLED_LEN { 8 } else { 4 };
+        let mut grams: Vec<u64> = values.iter().flat_map(|v| v.windows(width).map(gram)).collect();
         grams.sort_unstable();
         grams.dedup();
         // About 256 bits per block, between 8 KiB and 512 KiB of bitmap: few false "maybe"s while
         // the bitmap stays in cache.
         let log2 = (usize::BITS - grams.len().leading_zeros() + 8).clamp(16, 22);
-        let mut sample = BlockSample { bits: vec![0; 1 << (log2 - 6)], shift: 32 - log2, grams: Vec::new() };
+        let mut sample =
+            BlockSample { width, bits: vec![0; 1 << (log2 - 6)], shift: 64 - log2, grams: Vec::new() };
         for &g in &grams {
             let i = sample.slot(g);
             sample.bits[i >> 6] |= 1 << (i & 63);
@@ -235,19 +265,19 @@ impl BlockSample {
     }
 
     #[inline(always)]
-    fn slot(&self, gram: u32) -> usize {
-        (gram.wrapping_mul(0x9E37_79B1) >> self.shift) as usize
+    fn slot(&self, gram: u64) -> usize {
+        (gram.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
     /// `false` when `gram` is surely in no secret.
     #[inline(always)]
-    fn may_contain(&self, gram: u32) -> bool {
+    fn may_contain(&self, gram: u64) -> bool {
         let i = self.slot(gram);
         self.bits[i >> 6] & (1 << (i & 63)) != 0
     }
 
     /// Whether `gram` occurs in a secret.
-    fn contains(&self, gram: u32) -> bool {
+    fn contains(&self, gram: u64) -> bool {
         self.grams.binary_search(&gram).is_ok()
     }
 }
@@ -556,6 +586,22 @@ mod tests {
         let short = matcher(&["abcdef"]);
         assert!(short.compiled().sample.is_none());
         assert_eq!(short.mask_all(b"xabcdefx"), b"x<secret-hidden>x");
+    }
+
+    #[test]
+    fn long_secrets_are_sampled_wide_and_found_across_spans() {
+        let secrets = ["fifteen-chars-x", "a-much-longer-secret-value-0123456789"];
+        let m = matcher(&secrets);
+        assert_eq!(m.compiled().sample.as_ref().map(|s| s.width), Some(8));
+        for at in SAMPLE_SPAN - 40..SAMPLE_SPAN + 8 {
+            for secret in secrets {
+                let mut text = vec![b'.'; 3 * SAMPLE_SPAN];
+                text[at..at + secret.len()].copy_from_slice(secret.as_bytes());
+                let out = m.mask_all(&text);
+                assert_eq!(out.len(), text.len() - secret.len() + MARKER.len(), "{secret} at {at}");
+                assert_eq!(&out[at..at + MARKER.len()], MARKER);
+            }
+        }
     }
 
     #[test]
