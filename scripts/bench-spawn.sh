@@ -19,17 +19,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-200}
 
-need=()
-command -v hyperfine >/dev/null || need+=(hyperfine)
-command -v bwrap >/dev/null || need+=(bubblewrap)
-if [ ${#need[@]} -gt 0 ]; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-
-if [ -z "${BIN:-}" ]; then
-  cargo build --release --quiet
-  BIN=$PWD/target/release/hullward
-fi
+. scripts/bench-lib.sh
+bench_setup
 work=$(mktemp -d "$PWD/target/bench-spawn.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -o "$work/floor" benches/floor.c

@@ -16,16 +16,8 @@ cd "$(dirname "$0")/.."
 runs=${1:-5}
 FILES=${FILES:-50000}
 
-need=()
-command -v hyperfine >/dev/null || need+=(hyperfine)
-command -v bwrap >/dev/null || need+=(bubblewrap)
-if [ ${#need[@]} -gt 0 ]; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-if [ -z "${BIN:-}" ]; then
-  cargo build --release --quiet
-  BIN=$PWD/target/release/hullward
-fi
+. scripts/bench-lib.sh
+bench_setup
 work=$PWD/target/bench-work
 mkdir -p "$work"
 # System tools only: the child's home is a private tmpfs, so per-user installs are not visible.
