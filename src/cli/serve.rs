@@ -11,9 +11,8 @@ use crate::supervisor::Engine;
 pub fn run(common: &CommonArgs, socket: PathBuf) -> Result<u8, Error> {
     let policy = common.policy()?;
     let options = Options {
-        socket,
         approval_timeout: policy.sandbox.approval_timeout,
         shutdown_grace: policy.sandbox.shutdown_grace,
     };
-    serve::run(Engine::new(policy), options)
+    serve::run(Engine::new(policy), &socket, options)
 }

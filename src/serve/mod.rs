@@ -15,10 +15,10 @@
 mod call;
 mod listen;
 mod protocol;
-mod session;
+pub mod session;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -30,11 +30,9 @@ use tokio::sync::{watch, Notify};
 use crate::error::Error;
 use crate::supervisor::{Engine, Stop};
 
-/// How the daemon runs.
+/// How the calls of every session are served.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The socket to create (or the one systemd passes, for messages).
-    pub socket: PathBuf,
     /// An approval not answered within this long is a refusal.
     pub approval_timeout: Duration,
     /// How long running calls may go on after SIGTERM before they are stopped.
@@ -51,8 +49,10 @@ enum Phase {
     Closed,
 }
 
-/// What every connection shares.
-struct Server {
+/// What every session shares: the warm engine, the running calls, the server's phase. The
+/// socket daemon ([`run`]) and the in-process front ends (`hullward mcp`) both build one with
+/// [`Server::new`] and hand it to each [`session::Session`].
+pub struct Server {
     engine: Engine,
     options: Options,
     started: Instant,
@@ -65,6 +65,19 @@ struct Server {
 }
 
 impl Server {
+    /// A server in its serving phase with no call running.
+    pub fn new(engine: Engine, options: Options) -> Arc<Server> {
+        Arc::new(Server {
+            engine,
+            options,
+            started: Instant::now(),
+            calls: Mutex::new(HashMap::new()),
+            call_ended: Notify::new(),
+            phase: watch::channel(Phase::Serving).0,
+            next: AtomicU64::new(0),
+        })
+    }
+
     fn next_number(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed)
     }
@@ -79,27 +92,19 @@ impl Server {
 }
 
 /// Runs the daemon until SIGTERM or SIGINT; returns its exit code.
-pub fn run(engine: Engine, options: Options) -> Result<u8, Error> {
-    let bound = listen::bind(&options.socket)?;
+pub fn run(engine: Engine, socket: &Path, options: Options) -> Result<u8, Error> {
+    let bound = listen::bind(socket)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Internal(format!("tokio runtime: {e}")))?;
-    let server = Arc::new(Server {
-        engine,
-        options,
-        started: Instant::now(),
-        calls: Mutex::new(HashMap::new()),
-        call_ended: Notify::new(),
-        phase: watch::channel(Phase::Serving).0,
-        next: AtomicU64::new(0),
-    });
-    let result = runtime.block_on(serve(server.clone(), &bound));
+    let server = Server::new(engine, options);
+    let result = runtime.block_on(serve(server.clone(), socket, &bound));
     bound.cleanup();
     result
 }
 
-async fn serve(server: Arc<Server>, bound: &listen::Bound) -> Result<u8, Error> {
+async fn serve(server: Arc<Server>, socket: &Path, bound: &listen::Bound) -> Result<u8, Error> {
     let internal = |e: std::io::Error| Error::Internal(format!("the server socket: {e}"));
     let listener = bound.listener.try_clone().map_err(internal)?;
     listener.set_nonblocking(true).map_err(internal)?;
@@ -107,7 +112,7 @@ async fn serve(server: Arc<Server>, bound: &listen::Bound) -> Result<u8, Error> 
     let mut term = signal(SignalKind::terminate()).map_err(internal)?;
     let mut int = signal(SignalKind::interrupt()).map_err(internal)?;
     let mut connections = tokio::task::JoinSet::new();
-    tracing::info!(socket = %server.options.socket.display(), "hullward serve: listening");
+    tracing::info!(socket = %socket.display(), "hullward serve: listening");
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {

@@ -78,8 +78,10 @@ async fn write_events(write: OwnedWriteHalf, mut queue: mpsc::Receiver<Value>) {
     let _ = w.flush().await;
 }
 
-/// The state of one session.
-struct Session {
+/// The state of one session: one connection of the daemon, or one in-process front end. Order:
+/// [`Session::new`] → [`Session::handle`] for each request line (replies and events go to the
+/// queue given to `new`) → [`Session::close`].
+pub struct Session {
     server: Arc<Server>,
     number: u64,
     out: mpsc::Sender<Value>,
@@ -91,7 +93,8 @@ struct Session {
 }
 
 impl Session {
-    fn new(server: Arc<Server>, out: mpsc::Sender<Value>) -> Session {
+    /// A session whose replies and events are sent to `out`.
+    pub fn new(server: Arc<Server>, out: mpsc::Sender<Value>) -> Session {
         let number = server.next_number();
         Session {
             server,
@@ -110,7 +113,7 @@ impl Session {
     }
 
     /// Refuses what waits for approval and cancels the running calls.
-    fn close(&self) {
+    pub fn close(&self) {
         if let Ok(mut waiting) = self.approvals.lock() {
             waiting.clear();
         }
@@ -122,7 +125,7 @@ impl Session {
     }
 
     /// Answers one request line.
-    async fn handle(&mut self, bytes: &[u8]) {
+    pub async fn handle(&mut self, bytes: &[u8]) {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;
         }
