@@ -69,6 +69,12 @@ impl Engine {
         Engine { policy, kernel: KernelSupport::probe_env(), env }
     }
 
+    /// The same kernel facts and environment under another policy (a `skill_run` call that
+    /// sees one more read-only directory), without probing again.
+    pub fn with_policy(&self, policy: Policy) -> Engine {
+        Engine { policy, kernel: self.kernel.clone(), env: self.env.clone() }
+    }
+
     pub fn policy(&self) -> &Policy {
         &self.policy
     }
