@@ -267,3 +267,99 @@ fn sigterm_stops_a_call_that_outlives_the_grace_and_it_still_gets_its_exit_event
     assert!(server.audit().iter().any(|r| r["call_id"] == call && r["kind"] == "call"));
     assert!(!server.socket.exists());
 }
+
+#[test]
+fn a_call_cancelled_while_it_waits_for_approval_ends_as_cancelled_and_status_shows_it_waiting() {
+    let server = Server::start(&["--hitl", "on"]);
+    let mut c = server.session(true);
+    c.send(json!({"id": "w", "method": "run", "argv": ["touch", "never"]}));
+    assert_eq!(c.next_for(&json!("w"))["event"], "approval");
+    c.send(json!({"id": "st", "method": "status"}));
+    let status = c.next_for(&json!("st"));
+    assert_eq!(status["calls"][0]["id"], "w", "{status}");
+    assert_eq!(status["calls"][0]["waiting_approval"], true, "{status}");
+    assert!(status["uptime_s"].is_u64(), "{status}");
+    let mut other = server.session(true);
+    other.send(json!({"id": "st", "method": "status"}));
+    assert_eq!(other.next_for(&json!("st"))["calls"], json!([]), "another connection's calls are not shown");
+
+    c.send(json!({"id": "x", "method": "cancel", "target_id": "w"}));
+    let exit = c.call_events(&json!("w")).pop().unwrap();
+    assert_eq!((exit["code"].as_i64(), exit["reason"].as_str()), (Some(130), Some("cancelled")), "{exit}");
+    assert_eq!(exit["denied"], Value::Null);
+    assert!(!server.root.join("never").exists());
+    let call = exit["call"].as_str().unwrap();
+    let ends: Vec<_> =
+        server.audit().into_iter().filter(|r| r["call_id"] == call && r["kind"] == "call").collect();
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0]["exit_status"], 130, "{ends:?}");
+}
+
+#[test]
+fn a_client_that_reads_late_loses_nothing() {
+    use std::io::{BufRead, BufReader, Write};
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let total = 4_000_000;
+    let mut stream = std::os::unix::net::UnixStream::connect(&server.socket).unwrap();
+    let command = format!("head -c {total} /dev/zero | tr '\\0' a; echo; echo tail-line");
+    writeln!(stream, "{}", json!({"id": 1, "method": "shell_run", "command": command})).unwrap();
+    // Nothing is read for a while: the socket and the server's bounded queues fill up and the
+    // call's output is held back, not dropped.
+    std::thread::sleep(Duration::from_millis(1500));
+    let (mut out, mut exits, mut code) = (String::new(), 0, None);
+    for line in BufReader::new(stream).lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        match event["event"].as_str() {
+            Some("stdout") => out.push_str(event["data"].as_str().unwrap()),
+            Some("exit") => {
+                exits += 1;
+                code = event["code"].as_i64();
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(out.len(), total + 11, "bytes lost or added");
+    assert!(out.bytes().take(total).all(|b| b == b'a') && out.ends_with("\ntail-line\n"));
+    assert_eq!((exits, code), (1, Some(0)));
+}
+
+#[test]
+fn a_socket_passed_by_systemd_is_served_and_left_to_systemd() {
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sockets = tempfile::Builder::new().prefix("hws-").tempdir().unwrap();
+    let dir = work.path().canonicalize().unwrap();
+    let (root, home, state) = (dir.join("ws"), dir.join("home"), dir.join("state"));
+    for d in [&root, &home, &state] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(root.join("notes.txt"), "hw-activated\n").unwrap();
+    let (passed, unused) = (sockets.path().join("passed.sock"), sockets.path().join("unused.sock"));
+    let listener = std::os::unix::net::UnixListener::bind(&passed).unwrap();
+    // As systemd does: the listening socket as fd 3, LISTEN_FDS=1, LISTEN_PID the server's pid
+    // (the shell's, which `exec`s the server).
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg("export LISTEN_PID=$$ LISTEN_FDS=1; exec \"$0\" \"$@\" 3<&0 0</dev/null")
+        .arg(env!("CARGO_BIN_EXE_hullward"))
+        .args(["serve", "--socket", unused.to_str().unwrap(), "--root", root.to_str().unwrap()])
+        .args(["--unattended-policy", "allow"])
+        .env_clear()
+        .env("PATH", PATH)
+        .env("HOME", &home)
+        .env("HULLWARD_HOME", &state)
+        .current_dir(&root)
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(listener)))
+        .spawn()
+        .unwrap();
+    let mut c = Conn::open(&passed);
+    c.send(json!({"id": 0, "method": "hello", "human": false}));
+    assert_eq!(c.next_for(&json!(0))["event"], "hello");
+    let (out, exit) = c.call(json!({"id": 1, "method": "run", "argv": ["cat", "notes.txt"]}));
+    assert_eq!((out.as_str(), exit["code"].as_i64()), ("hw-activated\n", Some(0)), "{exit}");
+    assert!(!unused.exists(), "the server bound a socket of its own instead of the passed one");
+
+    let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(passed.exists(), "the passed socket belongs to systemd and stays");
+}

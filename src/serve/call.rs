@@ -209,7 +209,12 @@ impl Front for Remote {
             return unattended(policy);
         }
         if needed {
-            self.ask_human(what)
+            match self.ask_human(what) {
+                Approval::Refused { .. } if *self.stop.borrow() == Some(Stop::Cancelled) => {
+                    Approval::Cancelled
+                }
+                answer => answer,
+            }
         } else {
             Approval::Granted
         }
@@ -219,13 +224,21 @@ impl Front for Remote {
         self.event(json!({"event": "notice", "message": text}));
     }
 
-    /// Queued in order with the output. From inside the call's runtime (egress reports) the
-    /// event cannot wait for room: a full queue drops it (the audit log still has it).
+    /// Queued in order with the output; a full queue is waited for (backpressure), never
+    /// dropped. Inside the call's own runtime (egress reports) the wait happens on a scoped
+    /// thread outside it: the call's runtime holds still until the connection has room, and the
+    /// connection's side never depends on that runtime.
     fn event(&self, event: Value) {
-        if tokio::runtime::Handle::try_current().is_ok() {
-            let _ = self.tx.try_send(event);
-        } else {
+        if tokio::runtime::Handle::try_current().is_err() {
             let _ = self.tx.blocking_send(event);
+            return;
+        }
+        if let Err(mpsc::error::TrySendError::Full(event)) = self.tx.try_send(event) {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let _ = self.tx.blocking_send(event);
+                });
+            });
         }
     }
 
@@ -246,5 +259,40 @@ impl Front for Remote {
                 Err(_) => std::future::pending().await,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_sent_from_inside_the_calls_runtime_waits_for_room_and_is_never_dropped() {
+        let (tx, mut rx) = mpsc::channel(1);
+        let stop = watch::channel(None).0;
+        let front = Remote {
+            key: "1".into(),
+            human: false,
+            tx,
+            stop: stop.subscribe(),
+            approvals: Approvals::default(),
+            approval_timeout: Duration::from_secs(1),
+        };
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            while let Some(e) = rx.blocking_recv() {
+                std::thread::sleep(Duration::from_millis(1));
+                got.push(e["n"].as_u64().unwrap());
+            }
+            got
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            for n in 0..50 {
+                front.event(json!({"event": "egress", "n": n}));
+            }
+        });
+        drop(front);
+        assert_eq!(reader.join().unwrap(), (0..50).collect::<Vec<u64>>());
     }
 }

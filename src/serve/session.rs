@@ -318,15 +318,19 @@ impl Session {
         let key = protocol::id_key(target);
         let found = self.calls.lock().ok().and_then(|c| c.get(&key).map(|r| r.stop.clone()));
         let stop = found.ok_or_else(|| format!("no running call {target} on this connection"))?;
+        stop.send_replace(Some(Stop::Cancelled));
         if let Some(answer) = self.approvals.lock().ok().and_then(|mut w| w.remove(&key)) {
             let _ = answer.send(false);
         }
-        stop.send_replace(Some(Stop::Cancelled));
         self.reply(json!({"id": id, "event": "result", "cancelled": target})).await;
         Ok(())
     }
 
+    /// This connection's running calls (never another's), each with whether it waits for the
+    /// human's approval, and the server's uptime.
     async fn status(&mut self, id: &Value) -> Result<(), String> {
+        let waiting: HashSet<String> =
+            self.approvals.lock().map(|w| w.keys().cloned().collect()).unwrap_or_default();
         let calls: Vec<Value> = self.calls.lock().map_or_else(
             |_| Vec::new(),
             |c| {
@@ -337,6 +341,7 @@ impl Session {
                             "method": r.method,
                             "command": r.display,
                             "running_s": r.started.elapsed().as_secs_f64(),
+                            "waiting_approval": waiting.contains(key),
                         })
                     })
                     .collect()

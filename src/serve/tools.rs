@@ -105,12 +105,12 @@ impl Tool {
             return (Access::Denied(denied), false);
         }
         let event = json!({"id": self.id, "event": "approval", "prompt": prompt, "grant": grant.display().to_string()});
-        match self.ask(event) {
-            Approval::Granted => {
+        match refusal(self.ask(event)) {
+            None => {
                 self.grants.add(grant.clone());
                 (access::granted(grant, resolved), true)
             }
-            Approval::Refused { rule, message } => (Access::Denied(Decision::deny(rule, message)), true),
+            Some(denied) => (Access::Denied(denied), true),
         }
     }
 
@@ -125,10 +125,7 @@ impl Tool {
         } else {
             Approval::Granted
         };
-        match approval {
-            Approval::Granted => None,
-            Approval::Refused { rule, message } => Some(Decision::deny(rule, message)),
-        }
+        refusal(approval)
     }
 
     fn ask(&self, event: Value) -> Approval {
@@ -214,6 +211,18 @@ impl Tool {
         if let Err(e) = AuditLog::open(audit).and_then(|log| log.record(&record, &secrets)) {
             tracing::warn!("cannot write the audit log: {e}");
         }
+    }
+}
+
+/// The denial an approval amounts to (`None`: granted).
+fn refusal(approval: Approval) -> Option<Decision> {
+    match approval {
+        Approval::Granted => None,
+        Approval::Refused { rule, message } => Some(Decision::deny(rule, message)),
+        Approval::Cancelled => Some(Decision::deny(
+            "cancelled",
+            "[DENIED] The request was cancelled before it was approved.".into(),
+        )),
     }
 }
 

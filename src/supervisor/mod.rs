@@ -217,6 +217,13 @@ impl CallRun<'_> {
                 decisions.push(Decision::deny(rule, message));
                 return Err(self.deny(&decisions));
             }
+            Approval::Cancelled => {
+                for d in &decisions {
+                    self.recorder.decision(d, self.events);
+                }
+                let message = "hullward: cancelled while waiting for approval; nothing ran".to_string();
+                return Err(self.refuse(130, "cancelled", message));
+            }
         }
         Ok(decisions)
     }
