@@ -363,3 +363,24 @@ fn a_socket_passed_by_systemd_is_served_and_left_to_systemd() {
     assert_eq!(child.wait().unwrap().code(), Some(0));
     assert!(passed.exists(), "the passed socket belongs to systemd and stays");
 }
+
+#[test]
+fn a_protected_file_created_between_two_calls_is_never_readable_by_the_second() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut c = server.session(false);
+    let read_all = "cat .e* sub/.e* 2>&1; grep -rh hw-late . 2>/dev/null; true";
+    let (out, exit) = c.call(json!({"id": 1, "method": "shell_run", "command": read_all}));
+    assert_eq!(exit["code"], 0, "{exit}");
+    assert!(!out.contains("hw-late"), "{out}");
+    std::fs::create_dir_all(server.root.join("sub")).unwrap();
+    std::fs::write(server.root.join(".env"), "API_TOKEN=hw-late-secret-1\n").unwrap();
+    std::fs::write(server.root.join("sub/.env.local"), "DB_PASSWORD=hw-late-secret-2\n").unwrap();
+    let (out, exit) = c.call(json!({"id": 2, "method": "shell_run", "command": read_all}));
+    assert_eq!(exit["code"], 0, "{exit}");
+    assert!(!out.contains("hw-late-secret"), "the second call read a .env created after the first: {out}");
+    let r = {
+        c.send(json!({"id": 3, "method": "read_file", "path": "sub/.env.local"}));
+        c.next_for(&json!(3))
+    };
+    assert_eq!(r["denied"]["rule"], "env-file", "{r}");
+}
