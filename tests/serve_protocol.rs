@@ -384,3 +384,40 @@ fn a_protected_file_created_between_two_calls_is_never_readable_by_the_second() 
     };
     assert_eq!(r["denied"]["rule"], "env-file", "{r}");
 }
+
+#[test]
+fn a_server_killed_with_sigkill_leaves_no_call_running_and_the_next_one_starts() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut c = server.session(false);
+    let marker = format!("{}", 3000 + std::process::id() % 5000);
+    c.send(json!({"id": 1, "method": "shell_run", "command": format!("echo up; sleep 4{marker} & sleep 5{marker}")}));
+    assert_eq!(c.next_for(&json!(1))["event"], "start");
+    assert_eq!(c.next_for(&json!(1))["data"], "up\n");
+    let _ = Command::new("kill").arg("-KILL").arg(server.child.id().to_string()).status();
+    let mut server = server;
+    server.child.wait().unwrap();
+    let pattern = format!("sleep [45]{marker}");
+    let start = std::time::Instant::now();
+    loop {
+        let left = Command::new("pgrep").arg("-f").arg(&pattern).output().unwrap();
+        if left.stdout.is_empty() {
+            break;
+        }
+        assert!(start.elapsed() < serve_support::WAIT, "calls outlived the server: {:?}", left.stdout);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let home = server.root.parent().unwrap().join("home");
+    server.child = Server::command(
+        &server.root,
+        &home,
+        &server.state,
+        &server.socket,
+        &["--unattended-policy", "allow"],
+    )
+    .spawn()
+    .unwrap();
+    server.wait_ready();
+    let mut c = server.session(false);
+    let (out, exit) = c.call(json!({"id": 1, "method": "run", "argv": ["cat", "notes.txt"]}));
+    assert_eq!((out.as_str(), exit["code"].as_i64()), ("hw-serve-notes\n", Some(0)), "{exit}");
+}
