@@ -31,6 +31,9 @@ _hullward() {
             hullward,filter)
                 cmd="hullward__subcmd__filter"
                 ;;
+            hullward,mcp)
+                cmd="hullward__subcmd__mcp"
+                ;;
             hullward,run)
                 cmd="hullward__subcmd__run"
                 ;;
@@ -59,7 +62,7 @@ _hullward() {
 
     case "${cmd}" in
         hullward)
-            opts="-h -V --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help --version run sh check filter explain validate doctor serve audit"
+            opts="-h -V --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help --version run sh check filter explain validate doctor serve mcp audit"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -659,6 +662,80 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__filter)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "none proxy host" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hitl)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
+                --unattended-policy)
+                    COMPREPLY=($(compgen -W "deny allow" -- "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hullward__subcmd__mcp)
             opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

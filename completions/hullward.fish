@@ -56,6 +56,7 @@ complete -c hullward -n "__fish_hullward_needs_command" -f -a "explain" -d 'Prin
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "validate" -d 'Validate the configuration: errors and warnings with file:line'
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "doctor" -d 'Report what this kernel can enforce and whether strict mode can run here'
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "serve" -d 'Run the supervisor daemon on a Unix socket'
+complete -c hullward -n "__fish_hullward_needs_command" -f -a "mcp" -d 'Serve the tool calls as an MCP server on stdin/stdout (for Claude Code, Codex, any MCP client)'
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "audit" -d 'Read the audit log back as a timeline of decisions, calls, egress and quarantined paths'
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l connect -d 'Send the call to the `hullward serve` on this socket (also HULLWARD_SOCKET)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
@@ -316,6 +317,29 @@ complete -c hullward -n "__fish_hullward_using_subcommand serve" -l no-strict -d
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l yolo -d 'No sandbox at all (loud warning)'
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l root -d 'The sandbox root (default: the current directory)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l deny -d 'A deny glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l read -d 'A read glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l write -d 'A write glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l net -d 'Network mode' -r -f -a "none\t''
+proxy\t''
+host\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l allow-host -d 'A host the egress proxy lets through (repeatable; implies --net proxy)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l timeout -d 'Kill the whole process tree after this long (e.g. 30s, 5m)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l env -d 'Pass this environment variable through (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l hitl -d 'Human-in-the-loop approval (default: on when stdin is a terminal)' -r -f -a "on\t''
+off\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
+allow\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l json -d 'Machine-readable output'
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l since -d 'Only records at or after T: a time (2026-04-22, 2026-04-22T15:30:00Z) or an age (30m, 2h, 7d)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l call -d 'Only the records of this call' -r
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F

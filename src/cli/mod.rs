@@ -18,6 +18,7 @@ mod connect;
 mod doctor;
 mod explain;
 mod filter;
+mod mcp;
 mod run;
 mod serve;
 mod style;
@@ -147,6 +148,16 @@ Examples:
         #[arg(long, value_name = "PATH")]
         socket: PathBuf,
     },
+    /// Serve the tool calls as an MCP server on stdin/stdout (for Claude Code, Codex, any MCP client).
+    #[command(after_help = "\
+Examples:
+  claude mcp add hullward -- hullward mcp --root .
+  hullward mcp --root /srv/agent/work --unattended-policy allow    # a client without elicitation
+  hullward mcp --config .hullward.yaml --hitl on                   # ask (elicitation) for every call
+
+Tools: shell_run, run, probe, read_file, write_file, list_files, check_path, check_url. Approval
+uses MCP elicitation when the client offers it; otherwise the unattended policy decides.")]
+    Mcp,
     /// Read the audit log back as a timeline of decisions, calls, egress and quarantined paths.
     #[command(after_help = "\
 Examples:
@@ -223,6 +234,7 @@ fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Filter => filter::run(common),
         Command::Doctor => doctor::run(common),
         Command::Serve { socket } => serve::run(common, socket),
+        Command::Mcp => mcp::run(common),
         Command::Audit { since, call } => audit::run(common, since, call.as_deref()),
     }
 }
