@@ -68,7 +68,15 @@ pub fn start(origin: Origin, method: &'static str, spec: CallSpec, own: Option<E
         mine.insert(key.clone(), running);
     }
     let policy_audit = origin.server.engine.policy().session.audit_path.clone();
-    tokio::spawn(forward(rx, origin.out.clone(), origin.id.clone(), policy_audit, spec.subject.clone()));
+    let ended = Ended { calls: origin.calls.clone(), key: key.clone() };
+    tokio::spawn(forward(
+        rx,
+        origin.out.clone(),
+        origin.id.clone(),
+        policy_audit,
+        spec.subject.clone(),
+        ended,
+    ));
     let front = Remote {
         key: key.clone(),
         human: origin.human,
@@ -99,6 +107,14 @@ pub fn start(origin: Origin, method: &'static str, spec: CallSpec, own: Option<E
     }
 }
 
+/// The entry of a call in its connection's list, taken out when the call's exit event is
+/// forwarded: once a client has seen the exit event, `status` no longer lists the call and
+/// `cancel` answers that it is not running.
+struct Ended {
+    calls: Calls,
+    key: String,
+}
+
 /// Forwards one call's events to its connection with the request's id; flags the exit event
 /// when the output looked like a prompt injection, and records that in the audit log.
 async fn forward(
@@ -107,6 +123,7 @@ async fn forward(
     id: Value,
     audit: std::path::PathBuf,
     subject: Subject,
+    ended: Ended,
 ) {
     let mut scanner = Scanner::new();
     while let Some(mut event) = rx.recv().await {
@@ -116,6 +133,9 @@ async fn forward(
                 if let Some(phrase) = scanner.hit() {
                     event["flagged"] = json!(inject::FLAG);
                     record_flag(&audit, event["call"].as_str().unwrap_or_default(), subject.clone(), phrase);
+                }
+                if let Ok(mut mine) = ended.calls.lock() {
+                    mine.remove(&ended.key);
                 }
             }
             _ => {}
