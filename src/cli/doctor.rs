@@ -6,7 +6,8 @@
 //! `run --no-strict` uses ([`spawn::probe`]: the real child's steps — id maps, namespaces, the
 //! mount view with its masks and procfs, Landlock, seccomp — ending in an exit instead of `exec`),
 //! then creates a call cgroup with the policy's limits. What the probe saw refused is what `run`
-//! would be refused; the promise table follows from it ([`plan::promises`]).
+//! would be refused; the promise table follows from it ([`plan::promises`]), and so does the
+//! mode: namespaces, or Landlock-only where the namespaces are refused (a default container).
 
 use std::collections::BTreeMap;
 
@@ -33,9 +34,17 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
     let missing = plan::missing_features(&policy, &kernel);
     let ns_ok = kernel.refuses(Layer::Namespaces).is_none();
 
+    let landlock_ok = kernel.landlock_abi > 0 && kernel.refuses(Layer::Landlock).is_none();
+    let mode = match (ns_ok, landlock_ok) {
+        (true, _) => "namespaces",
+        (false, true) => "landlock-only",
+        (false, false) => "none",
+    };
+
     let cg = &kernel.cgroups;
     let report = json!({
         "kernel": kernel.kernel_release,
+        "mode": mode,
         "root": kernel.root,
         "privileged": kernel.privileged,
         "landlock": {
@@ -174,6 +183,17 @@ fn render(r: &Value, style: Style) -> String {
         "  Landlock scopes      ABI {SCOPES_ABI} (needed only where a namespace is missing)\n"
     ));
     out.push_str(&format!("  seccomp              {}\n", yes(&r["seccomp"])));
+    out.push_str(&format!(
+        "  mode                 {}\n",
+        match r["mode"].as_str() {
+            Some("namespaces") => style.paint(Tone::Good, "namespaces: a fresh-root view with masks, Landlock and seccomp"),
+            Some("landlock-only") => style.paint(
+                Tone::Warn,
+                "Landlock-only (no namespaces here): Landlock rules beside each denied path, seccomp refusing every socket, Landlock scopes",
+            ),
+            _ => bad("no namespaces and no Landlock"),
+        }
+    ));
     let ns = &r["namespaces"];
     out.push_str(&format!("  user namespaces      {}\n", yes(&ns["user"])));
     out.push_str(&format!("  mount namespaces     {}\n", yes(&ns["mount"])));
@@ -209,7 +229,7 @@ fn render(r: &Value, style: Style) -> String {
     for p in r["promises"].as_array().into_iter().flatten() {
         let held: Vec<String> = p["held_by"].as_array().into_iter().flatten().map(s).collect();
         out.push_str(&format!(
-            "    {:<36} {}\n",
+            "    {:<52} {}\n",
             s(&p["promise"]),
             if held.is_empty() { bad("NOTHING") } else { style.paint(Tone::Good, &held.join(" + ")) }
         ));
@@ -234,7 +254,7 @@ mod tests {
 
     fn sample() -> Value {
         json!({
-            "kernel": "6.1.0", "root": true, "privileged": true,
+            "kernel": "6.1.0", "mode": "landlock-only", "root": true, "privileged": true,
             "landlock": {"abi": 0, "pinned": null, "kernel_abi": 0, "errata": 0, "features": []},
             "seccomp": true,
             "namespaces": {"user": true, "mount": true, "network": false, "fresh_proc": true, "masks": true},
@@ -251,6 +271,7 @@ mod tests {
         assert!(!plain.contains('\x1b'), "{plain}");
         assert!(plain.contains("  network namespaces   NO\n"), "{plain}");
         assert!(plain.contains("REFUSES (exit 3)"), "{plain}");
+        assert!(plain.contains("  mode                 Landlock-only (no namespaces here)"), "{plain}");
         let painted = render(&sample(), Style { color: true });
         assert!(painted.contains("network namespaces   \x1b[31mNO\x1b[0m"), "{painted:?}");
         assert!(painted.contains("seccomp              \x1b[32myes\x1b[0m"), "{painted:?}");
