@@ -15,6 +15,8 @@
  *   probe listen-tcp IPV4 PORT SECS / probe listen-abstract NAME SECS / probe listen-unix PATH SECS
  *                                 host-side listeners: accept and close for SECS seconds
  *   probe runas UID GID CMD…      drops to UID:GID (no supplementary groups) and execs CMD
+ *   probe setxattr PATH NAME VALUE sets an extended attribute (the guest marks a delegated
+ *                                 cgroup with trusted.delegate, as systemd does)
  *
  * Build: musl-gcc -static -O2 -o probe probe.c (any C compiler; static for the guests).
  */
@@ -34,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -197,6 +200,12 @@ static int listen_unix(const char *path, const char *secs) {
   return 0;
 }
 
+static int do_setxattr(const char *path, const char *name, const char *value) {
+  if (setxattr(path, name, value, strlen(value), 0)) return denied("setxattr", errno);
+  printf("OK\n");
+  return 0;
+}
+
 static int runas(char **argv) {
   if (setgroups(0, NULL) || setgid((gid_t)atoi(argv[1])) || setuid((uid_t)atoi(argv[0]))) {
     perror("probe runas");
@@ -221,6 +230,7 @@ int main(int argc, char **argv) {
   if (!strcmp(c, "listen-abstract") && argc == 4) return listen_abstract(argv[2], argv[3]);
   if (!strcmp(c, "listen-unix") && argc == 4) return listen_unix(argv[2], argv[3]);
   if (!strcmp(c, "runas") && argc >= 5) return runas(argv + 2);
+  if (!strcmp(c, "setxattr") && argc == 5) return do_setxattr(argv[2], argv[3], argv[4]);
   fprintf(stderr, "probe: usage: see the comment at the top of scripts/matrix/probe.c\n");
   return 2;
 }

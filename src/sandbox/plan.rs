@@ -963,3 +963,89 @@ fn rlimit_name(r: u32) -> &'static str {
         _ => "other",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::load::{load, LoadRequest};
+    use crate::sandbox::cgroup::CgroupSupport;
+
+    fn policy(net: NetMode) -> Policy {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = load(&LoadRequest { cwd: dir.path().to_path_buf(), ..Default::default() }).unwrap();
+        p.sandbox.network = net;
+        p
+    }
+
+    /// Facts of a machine with a delegated cgroup and Landlock at `abi`; `namespaces`: whether
+    /// they can be had (a default container's seccomp profile refuses them).
+    fn machine(abi: i32, namespaces: bool) -> KernelSupport {
+        let mut k = KernelSupport::probe(None);
+        (k.landlock_kernel_abi, k.landlock_abi, k.landlock_pin) = (abi, abi, None);
+        (k.seccomp, k.root, k.privileged) = (true, true, namespaces);
+        k.cgroups = CgroupSupport {
+            v2_dir: Some("/sys/fs/cgroup/test".into()),
+            v2_controllers: vec!["pids".into(), "memory".into(), "cpu".into()],
+            ..Default::default()
+        };
+        k.refused.clear();
+        if !namespaces {
+            k.refuse(Layer::Namespaces, "creating the call's namespaces: EPERM".into());
+        }
+        k
+    }
+
+    fn held(checks: &[PromiseCheck], promise: &str) -> Vec<String> {
+        let p =
+            checks.iter().find(|p| p.promise == promise).unwrap_or_else(|| panic!("{promise}: {checks:?}"));
+        p.held_by().into_iter().map(str::to_string).collect()
+    }
+
+    fn missing(policy: &Policy, kernel: &KernelSupport) -> Vec<String> {
+        missing_features(policy, kernel).into_iter().map(|m| m.promise).collect()
+    }
+
+    #[test]
+    fn landlock_only_mode_holds_every_promise_of_net_none_with_the_scopes() {
+        let (p, k) = (policy(NetMode::None), machine(7, false));
+        assert_eq!(missing(&p, &k), Vec::<String>::new());
+        let checks = promises(&p, &k);
+        let deny = held(&checks, "deny inside the roots");
+        assert_eq!(deny.len(), 1, "{deny:?}");
+        assert!(deny[0].contains("each allowed entry beside a denied path"), "{deny:?}");
+        assert!(held(&checks, "no named Unix sockets of the host")[0].contains("refusing every socket"));
+        assert!(held(&checks, "host processes' memory and environment out of reach")[0].contains("ptrace"));
+        assert!(held(&checks, "network cut").iter().all(|l| l.contains("seccomp")));
+    }
+
+    #[test]
+    fn landlock_only_mode_refuses_what_only_a_namespace_would_hold() {
+        let none = policy(NetMode::None);
+        assert_eq!(missing(&none, &machine(5, false)), ["no signals to host processes"]);
+        assert_eq!(
+            missing(&none, &machine(0, false)),
+            [
+                "deny inside the roots",
+                "nothing written outside the grants",
+                "no signals to host processes",
+                "host processes' memory and environment out of reach",
+            ]
+        );
+        assert_eq!(missing(&policy(NetMode::Proxy), &machine(7, false)), ["network only through the proxy"]);
+        assert_eq!(
+            missing(&policy(NetMode::Host), &machine(7, false)),
+            ["no named Unix sockets of the host"]
+        );
+    }
+
+    #[test]
+    fn with_namespaces_the_masks_and_namespaces_hold_and_landlock_only_layers_stay_unused() {
+        let (p, k) = (policy(NetMode::None), machine(1, true));
+        assert_eq!(missing(&p, &k), Vec::<String>::new());
+        let checks = promises(&p, &k);
+        assert_eq!(held(&checks, "deny inside the roots"), ["mount masks in a mount namespace"]);
+        let sockets = held(&checks, "no named Unix sockets of the host");
+        assert_eq!(sockets.len(), 1, "{sockets:?}");
+        assert!(sockets[0].contains("fresh-root mount view"), "{sockets:?}");
+    }
+}
