@@ -214,4 +214,8 @@ fn doctor_predicts_landlock_only_mode_and_the_layer_of_each_promise() {
     assert!(!held("deny inside the roots").contains("mount masks"), "{out}");
     assert!(held("no named Unix sockets of the host").contains("refusing every socket"), "{out}");
     assert!(held("host processes' memory and environment out of reach").contains("ptrace"), "{out}");
+    // What the mode cannot do is said before any call: the workspace's top holds .env.
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("no file can be created, removed or renamed"), "{out}");
+    assert!(notes.contains(&sb.root.display().to_string()), "{out}");
 }

@@ -24,8 +24,9 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
     let policy = common.policy()?;
     let mut kernel = KernelSupport::probe_env();
     let (probed, cgroup_error) = prove(&policy, &kernel);
-    if let Some(k) = probed {
-        kernel.refused = k.refused;
+    let notes = probed.as_ref().map(|p| p.notes.clone()).unwrap_or_default();
+    if let Some(p) = probed {
+        kernel.refused = p.kernel.refused;
     }
     if cgroup_error.is_some() {
         kernel.cgroups.v2_controllers.clear();
@@ -56,7 +57,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
         },
         "seccomp": kernel.seccomp,
         "namespaces": {
-            "user": ns_ok && kernel.needs_userns() || kernel.privileged,
+            "user": ns_ok && (kernel.needs_userns() || kernel.privileged),
             "mount": ns_ok,
             "network": ns_ok,
             "fresh_proc": ns_ok && kernel.refuses(Layer::FreshProc).is_none(),
@@ -74,6 +75,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
             "remedy": cg.remedy(kernel.root),
         },
         "promises": checks.iter().map(promise_json).collect::<Vec<_>>(),
+        "notes": notes,
         "strict": {
             "can_run": missing.is_empty(),
             "missing": missing.iter().map(|m| json!({
@@ -93,9 +95,12 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
 }
 
 /// Builds `run`'s plan for `true` (as `--no-strict`, so that the probe runs and every refusal is
-/// recorded) and creates a call cgroup with its limits. Returns the facts as the probe left them
-/// and the cgroup's error.
-fn prove(policy: &crate::policy::Policy, kernel: &KernelSupport) -> (Option<KernelSupport>, Option<String>) {
+/// recorded) and creates a call cgroup with its limits. Returns the plan (its facts as the probe
+/// left them, its notes: what behaves differently here) and the cgroup's error.
+fn prove(
+    policy: &crate::policy::Policy,
+    kernel: &KernelSupport,
+) -> (Option<plan::SandboxPlan>, Option<String>) {
     let mut lenient = policy.clone();
     lenient.sandbox.strict = false;
     lenient.session.yolo = false;
@@ -109,7 +114,7 @@ fn prove(policy: &crate::policy::Policy, kernel: &KernelSupport) -> (Option<Kern
     let limits = built.as_ref().map(plan::SandboxPlan::cgroup_limits).unwrap_or_default();
     let name = format!("call-{}-doctor", std::process::id());
     let cgroup_error = CallCgroup::create(&kernel.cgroups, &name, limits).err().map(|e| e.to_string());
-    (built.map(|p| p.kernel), cgroup_error)
+    (built, cgroup_error)
 }
 
 fn promise_json(p: &PromiseCheck) -> Value {
@@ -234,6 +239,13 @@ fn render(r: &Value, style: Style) -> String {
             if held.is_empty() { bad("NOTHING") } else { style.paint(Tone::Good, &held.join(" + ")) }
         ));
     }
+    let notes: Vec<String> = r["notes"].as_array().into_iter().flatten().map(s).collect();
+    if !notes.is_empty() {
+        out.push_str("  here a call behaves differently:\n");
+        for n in notes {
+            out.push_str(&format!("    - {n}\n"));
+        }
+    }
     let strict = &r["strict"];
     if strict["can_run"].as_bool() == Some(true) {
         out.push_str(&format!("  strict mode          {}\n", style.paint(Tone::Good, "can run")));
@@ -261,6 +273,7 @@ mod tests {
             "refused": [],
             "cgroup": {"v2": null, "kill": false, "pids": null, "memory": null, "cpu": null, "error": null},
             "promises": [{"promise": "network", "held_by": []}],
+            "notes": ["no private /tmp, /run or HOME"],
             "strict": {"can_run": false, "missing": []},
         })
     }
@@ -272,6 +285,7 @@ mod tests {
         assert!(plain.contains("  network namespaces   NO\n"), "{plain}");
         assert!(plain.contains("REFUSES (exit 3)"), "{plain}");
         assert!(plain.contains("  mode                 Landlock-only (no namespaces here)"), "{plain}");
+        assert!(plain.contains("  here a call behaves differently:\n    - no private /tmp"), "{plain}");
         let painted = render(&sample(), Style { color: true });
         assert!(painted.contains("network namespaces   \x1b[31mNO\x1b[0m"), "{painted:?}");
         assert!(painted.contains("seccomp              \x1b[32myes\x1b[0m"), "{painted:?}");
