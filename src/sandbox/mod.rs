@@ -19,6 +19,7 @@
 pub mod cgroup;
 pub mod child;
 pub mod egress;
+pub mod enumerate;
 pub mod env;
 pub mod etc;
 pub mod grants;
