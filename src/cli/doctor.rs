@@ -46,6 +46,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
             "features": landlock_features(kernel.landlock_abi),
         },
         "seccomp": kernel.seccomp,
+        "overlayfs": crate::workspace::layers::overlayfs_available(),
         "namespaces": {
             "user": ns_ok && kernel.needs_userns() || kernel.privileged,
             "mount": ns_ok,
@@ -174,6 +175,10 @@ fn render(r: &Value, style: Style) -> String {
         "  Landlock scopes      ABI {SCOPES_ABI} (needed only where a namespace is missing)\n"
     ));
     out.push_str(&format!("  seccomp              {}\n", yes(&r["seccomp"])));
+    out.push_str(&format!(
+        "  overlayfs            {} (--workspace overlay|ephemeral; the call's mount proves it)\n",
+        yes(&r["overlayfs"])
+    ));
     let ns = &r["namespaces"];
     out.push_str(&format!("  user namespaces      {}\n", yes(&ns["user"])));
     out.push_str(&format!("  mount namespaces     {}\n", yes(&ns["mount"])));
