@@ -22,5 +22,6 @@ pub mod proxy;
 pub mod sandbox;
 pub mod serve;
 pub mod supervisor;
+pub mod workspace;
 
 pub use error::Error;

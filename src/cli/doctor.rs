@@ -56,6 +56,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
             "features": landlock_features(kernel.landlock_abi),
         },
         "seccomp": kernel.seccomp,
+        "overlayfs": crate::workspace::layers::overlayfs_available(),
         "namespaces": {
             "user": ns_ok && (kernel.needs_userns() || kernel.privileged),
             "mount": ns_ok,
@@ -198,6 +199,10 @@ fn render(r: &Value, style: Style) -> String {
             ),
             _ => bad("no namespaces and no Landlock"),
         }
+    ));
+    out.push_str(&format!(
+        "  overlayfs            {} (--workspace overlay|ephemeral; the call's mount proves it)\n",
+        yes(&r["overlayfs"])
     ));
     let ns = &r["namespaces"];
     out.push_str(&format!("  user namespaces      {}\n", yes(&ns["user"])));

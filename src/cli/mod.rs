@@ -23,6 +23,7 @@ mod run;
 mod serve;
 mod style;
 mod validate;
+mod workspace;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -174,6 +175,57 @@ The log is --audit FILE, else $HULLWARD_HOME/audit.jsonl (HULLWARD_HOME defaults
         #[arg(long = "call", value_name = "ID")]
         call: Option<String>,
     },
+    /// Show a held overlay call's changes (`--review`) as a diff.
+    #[command(after_help = "\
+Examples:
+  hullward run --workspace overlay --review -- make fmt
+  hullward review                            the newest held call
+  hullward review call-4711-0-5f3e2a1c | less
+
+Protected files' bodies are hidden and secret values masked, as in every program's output.")]
+    Review {
+        /// The call (default: the newest held call).
+        #[arg(value_name = "CALL")]
+        call: Option<String>,
+    },
+    /// Apply a held overlay call's changes (protected paths and conflicts are refused).
+    #[command(after_help = "\
+Examples:
+  hullward apply call-4711-0-5f3e2a1c
+  hullward undo call-4711-0-5f3e2a1c         and back again")]
+    Apply {
+        /// The call (default: the newest held call).
+        #[arg(value_name = "CALL")]
+        call: Option<String>,
+    },
+    /// Throw a held overlay call's changes away.
+    #[command(after_help = "\
+Examples:
+  hullward discard call-4711-0-5f3e2a1c")]
+    Discard {
+        /// The call (default: the newest held call).
+        #[arg(value_name = "CALL")]
+        call: Option<String>,
+    },
+    /// Put back what an applied overlay call overwrote or deleted, and remove what it created.
+    #[command(after_help = "\
+Examples:
+  hullward undo                              the newest applied call
+  hullward undo call-4711-0-5f3e2a1c
+
+Exit status: 0 undone; 1 refused (the host changed a file since the call applied it; each is
+named); 2 no such call.")]
+    Undo {
+        /// The call (default: the newest applied call not undone yet).
+        #[arg(value_name = "CALL")]
+        call: Option<String>,
+    },
+    /// List the applied overlay calls' backups with their sizes, and the held calls.
+    #[command(after_help = "\
+Examples:
+  hullward backups
+  hullward backups --json | jq '.backups[] | select(.undone | not)'")]
+    Backups,
 }
 
 #[derive(Debug, Subcommand)]
@@ -236,5 +288,10 @@ fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Serve { socket } => serve::run(common, socket),
         Command::Mcp => mcp::run(common),
         Command::Audit { since, call } => audit::run(common, since, call.as_deref()),
+        Command::Review { call } => workspace::held(common, workspace::Held::Review, call.as_deref()),
+        Command::Apply { call } => workspace::held(common, workspace::Held::Apply, call.as_deref()),
+        Command::Discard { call } => workspace::held(common, workspace::Held::Discard, call.as_deref()),
+        Command::Undo { call } => workspace::undo(common, call.as_deref()),
+        Command::Backups => workspace::list(common),
     }
 }

@@ -17,7 +17,7 @@ use super::locate::{line_of, Step};
 use super::schema::{FileConfig, SandboxSection, SecuritySection};
 use super::{
     duration, profiles, AllowMode, HostAllowlist, HostPattern, HttpPolicy, Limits, NetMode, Policy,
-    SandboxPolicy, Session, ShellPolicy, Unattended,
+    SandboxPolicy, Session, ShellPolicy, Unattended, WorkspaceMode,
 };
 
 /// Why a policy could not be loaded.
@@ -71,7 +71,14 @@ pub struct Flags {
     pub no_strict: bool,
     pub yolo: bool,
     pub audit: Option<PathBuf>,
+    /// `--workspace`.
+    pub workspace: Option<WorkspaceMode>,
+    /// `--review` (implies `--workspace overlay` when no other mode was chosen).
+    pub review: bool,
 }
+
+/// `Sandbox.Git.ProtectedBranches` when no layer sets it (KeylessAgent's git rules).
+pub const DEFAULT_PROTECTED_BRANCHES: &[&str] = &["main", "master", "release*"];
 
 /// The glob a `.env` file at any depth matches, and its `.env.*` siblings (Decision 5).
 pub const ENV_FILE_GLOBS: &[&str] = &["**/.env", "**/.env.*"];
@@ -259,6 +266,8 @@ struct Accum {
     approval_timeout: Option<Duration>,
     shutdown_grace: Option<Duration>,
     skill_dirs: Option<Vec<RawPath>>,
+    workspace: Option<WorkspaceMode>,
+    protected_branches: Option<Vec<String>>,
     /// `WriteProtect` entries of every layer, in order (adds up like `System`; `!ENTRY` removes).
     write_protect: Vec<GlobRule>,
     diags: Vec<Diagnostic>,
@@ -320,6 +329,8 @@ fn has_flags(f: &Flags) -> bool {
         || f.no_strict
         || f.yolo
         || f.audit.is_some()
+        || f.workspace.is_some()
+        || f.review
 }
 
 fn apply_file(acc: &mut Accum, path: &Path) -> Result<(), PolicyError> {
@@ -612,6 +623,28 @@ fn apply_sandbox(acc: &mut Accum, layer: &Layer<'_>, sb: &SandboxSection) {
             )),
         }
     }
+    if let Some(w) = &sb.workspace {
+        match WorkspaceMode::parse(&w.to_ascii_lowercase()) {
+            Some(mode) => acc.workspace = Some(mode),
+            None => acc.diags.push(layer.diag(
+                Severity::Error,
+                &[s, Key("Workspace")],
+                format!("unknown Workspace '{w}' (expected direct, overlay or ephemeral)"),
+            )),
+        }
+    }
+    if let Some(list) = sb.git.as_ref().and_then(|g| g.protected_branches.as_ref()) {
+        for (i, glob) in list.iter().enumerate() {
+            if let Err(e) = globset::Glob::new(glob) {
+                acc.diags.push(layer.diag(
+                    Severity::Error,
+                    &[s, Key("Git"), Key("ProtectedBranches"), Step::Index(i)],
+                    format!("'{glob}' is not a branch name glob: {e}"),
+                ));
+            }
+        }
+        acc.protected_branches = Some(list.clone());
+    }
     if let Some(v) = &sb.skill_dirs {
         acc.skill_dirs = Some(raw_paths(layer, &[s, Key("SkillDirs")], v));
     }
@@ -697,6 +730,11 @@ fn apply_flags(acc: &mut Accum, f: &Flags, cwd: &Path) {
     }
     if f.no_strict {
         acc.strict = Some(false);
+    }
+    if let Some(w) = f.workspace {
+        acc.workspace = Some(w);
+    } else if f.review && matches!(acc.workspace, None | Some(WorkspaceMode::Direct)) {
+        acc.workspace = Some(WorkspaceMode::Overlay);
     }
 }
 
@@ -908,10 +946,16 @@ fn finish(
                 .skill_dirs
                 .as_ref()
                 .map(|dirs| dirs.iter().map(|raw| raw.base.join(expand_tilde(&raw.text))).collect()),
+            workspace: acc.workspace.unwrap_or_default(),
+            protected_branches: acc
+                .protected_branches
+                .take()
+                .unwrap_or_else(|| DEFAULT_PROTECTED_BRANCHES.iter().map(|b| b.to_string()).collect()),
         },
         session: Session {
             hitl: req.flags.hitl.unwrap_or(req.stdin_is_tty),
             yolo: req.flags.yolo,
+            review: req.flags.review,
             audit_path,
             state_dir,
             home,

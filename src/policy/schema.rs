@@ -103,10 +103,23 @@ pub struct SandboxSection {
     pub shutdown_grace: Option<Scalar>,
     #[serde(rename = "SkillDirs")]
     pub skill_dirs: Option<Vec<String>>,
+    #[serde(rename = "Workspace")]
+    pub workspace: Option<String>,
+    #[serde(rename = "Git")]
+    pub git: Option<GitSection>,
     /// Files made read-only for the program (besides git metadata): adds to the built-in list,
     /// `!ENTRY` removes an entry.
     #[serde(rename = "WriteProtect")]
     pub write_protect: Option<Vec<String>>,
+}
+
+/// `Sandbox.Git`: git rules that hold when an overlay call's changes are applied.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitSection {
+    /// Branch name globs whose refs no applied call may move or delete.
+    #[serde(rename = "ProtectedBranches")]
+    pub protected_branches: Option<Vec<String>>,
 }
 
 /// One entry of `Sandbox.Credentials`.

@@ -45,6 +45,7 @@ use crate::sandbox::kernel::KernelSupport;
 use crate::sandbox::plan::{self, Call, NetPlan, PlanError, SandboxPlan};
 use crate::sandbox::spawn::{self, Stdio};
 use crate::sandbox::sys;
+use crate::workspace::Workspace;
 use approval::Approval;
 use events::Events;
 pub use front::{Front, Stop, StopFuture, Stream};
@@ -259,7 +260,9 @@ impl CallRun<'_> {
     fn run_admitted(&mut self, decisions: &[Decision]) -> Result<Outcome, Early> {
         let quarantine = Quarantine::new(self.policy(), &self.call_id);
         quarantine.recover(self.policy(), &self.recorder, self.events);
-        let plan = self.plan(decisions)?;
+        crate::workspace::recover(self.policy(), &|m| self.events.say(m));
+        let mut plan = self.plan(decisions)?;
+        let workspace = self.workspace(&mut plan)?;
         announce(&plan, self.events);
         quarantine.begin(&plan, self.events);
         let cgroup = self.cgroup(&plan)?;
@@ -289,6 +292,9 @@ impl CallRun<'_> {
         ))?;
         let exit = self.exit_code(&plan, end);
         quarantine.finish(self.policy(), &plan, &self.recorder, self.events);
+        if let Some(ws) = workspace {
+            ws.finish(self.policy(), &plan.snapshot, &|m| self.events.say(m));
+        }
         self.events.exit(&self.call_id, i32::from(exit), end_reason(end), None);
         let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
         self.recorder.finish(i32::from(exit), filtered, dropped, self.events);
@@ -322,6 +328,15 @@ impl CallRun<'_> {
             Err(e @ PlanError::NotFound(_)) => Err(self.refuse(127, "not-found", format!("hullward: {e}"))),
             Err(e) => Err(Early::Failed(Error::Internal(e.to_string()))),
         }
+    }
+
+    /// The call's workspace layers (`--workspace overlay|ephemeral`), mounted into the plan's view.
+    fn workspace(&self, plan: &mut SandboxPlan) -> Result<Option<Workspace>, Early> {
+        Workspace::prepare(self.policy(), &self.call_id, plan).map_err(|e| {
+            let reason =
+                if e.exit_code() == code::STRICT_REFUSED { "strict-refused" } else { "setup-failed" };
+            self.refuse(e.exit_code(), reason, format!("hullward: {e}"))
+        })
     }
 
     /// The call's cgroup; strict mode as root refuses to run without one.
