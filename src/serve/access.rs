@@ -85,14 +85,19 @@ pub fn decide(policy: &Policy, grants: &Grants, op: Op, path: &Path) -> Access {
     }
 }
 
-/// The decision once a human approved the grant of `grant`.
-pub fn granted(grant: PathBuf, resolved: PathBuf) -> Access {
-    anchored(grant, resolved, Decision::allow("session-grant"))
+/// Where the operation is done once a human approved the grant of `grant`, and the decision the
+/// audit log records.
+pub fn granted(grant: PathBuf, resolved: &Path) -> (Anchored, Decision) {
+    (below(grant, resolved), Decision::allow("session-grant"))
 }
 
 fn anchored(base: PathBuf, resolved: PathBuf, decision: Decision) -> Access {
+    Access::Allowed { at: below(base, &resolved), decision }
+}
+
+fn below(base: PathBuf, resolved: &Path) -> Anchored {
     let rel = resolved.strip_prefix(&base).unwrap_or(Path::new("")).to_path_buf();
-    Access::Allowed { at: Anchored { base, rel }, decision }
+    Anchored { base, rel }
 }
 
 /// A write or delete of a loaded policy file (the next call's policy), as written or resolved.
