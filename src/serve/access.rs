@@ -24,10 +24,13 @@ use super::files::Anchored;
 pub struct Grants(Arc<Mutex<Vec<PathBuf>>>);
 
 impl Grants {
-    /// The granted directory that contains `resolved`, if any.
+    /// The granted directory `resolved` lies directly in, if any. A grant is that directory's
+    /// own entries, not its subtree: the seed grants "the containing directory … not some
+    /// broader ancestor", and a file deeper down asks again.
     pub fn covering(&self, resolved: &Path) -> Option<PathBuf> {
         let granted = self.0.lock().ok()?;
-        granted.iter().filter(|g| resolved.starts_with(g)).max_by_key(|g| g.components().count()).cloned()
+        let dir = resolved.parent()?;
+        granted.iter().find(|g| g.as_path() == dir).cloned()
     }
 
     /// Grants `dir` for the rest of the session.
