@@ -215,6 +215,13 @@ fn a_granted_directory_is_asked_once_per_session_and_never_opens_a_deny_rule() {
 
     let r = ask(&mut c, json!({"id": 2, "method": "read_file", "path": file("b.txt")}));
     assert_eq!(r["content"], "hw-outside-b", "a sibling is not asked again: {r}");
+    std::fs::create_dir_all(outside.join("deeper")).unwrap();
+    std::fs::write(outside.join("deeper/d.txt"), "hw-outside-d").unwrap();
+    c.send(json!({"id": 21, "method": "read_file", "path": file("deeper/d.txt")}));
+    let q = c.next_for(&json!(21));
+    assert_eq!(q["event"], "approval", "a subdirectory of a granted directory is asked again: {q}");
+    c.send(json!({"id": 21, "method": "approve", "allow": false}));
+    assert_eq!(c.next_for(&json!(21))["denied"]["rule"], "approval");
     let r = ask(&mut c, json!({"id": 3, "method": "read_file", "path": file(".env")}));
     assert_eq!(
         (r["event"].as_str(), r["denied"]["rule"].as_str()),

@@ -24,10 +24,13 @@ use super::files::Anchored;
 pub struct Grants(Arc<Mutex<Vec<PathBuf>>>);
 
 impl Grants {
-    /// The granted directory that contains `resolved`, if any.
+    /// The granted directory `resolved` lies directly in, if any. A grant is that directory's
+    /// own entries, not its subtree: the seed grants "the containing directory … not some
+    /// broader ancestor", and a file deeper down asks again.
     pub fn covering(&self, resolved: &Path) -> Option<PathBuf> {
         let granted = self.0.lock().ok()?;
-        granted.iter().filter(|g| resolved.starts_with(g)).max_by_key(|g| g.components().count()).cloned()
+        let dir = resolved.parent()?;
+        granted.iter().find(|g| g.as_path() == dir).cloned()
     }
 
     /// Grants `dir` for the rest of the session.
@@ -85,14 +88,19 @@ pub fn decide(policy: &Policy, grants: &Grants, op: Op, path: &Path) -> Access {
     }
 }
 
-/// The decision once a human approved the grant of `grant`.
-pub fn granted(grant: PathBuf, resolved: PathBuf) -> Access {
-    anchored(grant, resolved, Decision::allow("session-grant"))
+/// Where the operation is done once a human approved the grant of `grant`, and the decision the
+/// audit log records.
+pub fn granted(grant: PathBuf, resolved: &Path) -> (Anchored, Decision) {
+    (below(grant, resolved), Decision::allow("session-grant"))
 }
 
 fn anchored(base: PathBuf, resolved: PathBuf, decision: Decision) -> Access {
+    Access::Allowed { at: below(base, &resolved), decision }
+}
+
+fn below(base: PathBuf, resolved: &Path) -> Anchored {
     let rel = resolved.strip_prefix(&base).unwrap_or(Path::new("")).to_path_buf();
-    Access::Allowed { at: Anchored { base, rel }, decision }
+    Anchored { base, rel }
 }
 
 /// A write or delete of a loaded policy file (the next call's policy), as written or resolved.

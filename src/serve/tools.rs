@@ -79,14 +79,11 @@ pub fn start(tool: Tool, op: FileOp, path: String) {
 impl Tool {
     fn serve(&self, op: &FileOp, path: &str) -> Value {
         let policy = self.server.engine.policy();
-        let (access, asked) = self.settle(access::decide(policy, &self.grants, op.op(), Path::new(path)));
-        let (at, decision) = match access {
-            Access::Allowed { at, decision } => (at, decision),
-            Access::Denied(d) => return self.denied(op, path, d),
-            Access::Ask { resolved, .. } => {
-                return self.denied(op, path, crate::guard::path::outside_denial(policy, &resolved))
-            }
-        };
+        let (at, decision, asked) =
+            match self.settle(access::decide(policy, &self.grants, op.op(), Path::new(path))) {
+                Ok(allowed) => allowed,
+                Err(denied) => return self.denied(op, path, denied),
+            };
         if op.mutates() {
             if let Some(refusal) = self.admit_mutation(path, asked) {
                 return self.denied(op, path, refusal);
@@ -96,22 +93,25 @@ impl Tool {
         self.perform(op, path, &at, &decision)
     }
 
-    /// A question for the human where the path is just outside the roots: approving grants its
-    /// directory. Also says whether a human was asked.
-    fn settle(&self, access: Access) -> (Access, bool) {
-        let Access::Ask { grant, resolved, prompt } = access else { return (access, false) };
+    /// The access decision settled: allowed (where, the decision to record, and whether a human
+    /// was asked) or denied. A path just outside the roots is a question for the human, whose
+    /// approval grants its directory; without a human it is a denial.
+    fn settle(&self, access: Access) -> Result<(Anchored, Decision, bool), Decision> {
+        let (grant, resolved, prompt) = match access {
+            Access::Allowed { at, decision } => return Ok((at, decision, false)),
+            Access::Denied(d) => return Err(d),
+            Access::Ask { grant, resolved, prompt } => (grant, resolved, prompt),
+        };
         if !self.human {
-            let denied = crate::guard::path::outside_denial(self.server.engine.policy(), &resolved);
-            return (Access::Denied(denied), false);
+            return Err(crate::guard::path::outside_denial(self.server.engine.policy(), &resolved));
         }
         let event = json!({"id": self.id, "event": "approval", "prompt": prompt, "grant": grant.display().to_string()});
-        match refusal(self.ask(event)) {
-            None => {
-                self.grants.add(grant.clone());
-                (access::granted(grant, resolved), true)
-            }
-            Some(denied) => (Access::Denied(denied), true),
+        if let Some(denied) = refusal(self.ask(event)) {
+            return Err(denied);
         }
+        self.grants.add(grant.clone());
+        let (at, decision) = access::granted(grant, &resolved);
+        Ok((at, decision, true))
     }
 
     /// The unattended policy, or the human's approval of a write (`None`: it may go on).

@@ -512,7 +512,7 @@ async fn supervise(
         Some(Egress { proxy, events }) => (Some(proxy), Some(events)),
         None => (None, None),
     };
-    let end = loop {
+    let mut end = loop {
         tokio::select! {
             Some(ev) = async { egress_events.as_mut()?.recv().await }, if egress_events.is_some() => {
                 report_egress(&ev, recorder, events);
@@ -552,8 +552,13 @@ async fn supervise(
     }
     for (done, task) in [(out_done, &mut out_task), (err_done, &mut err_task)] {
         if !done {
-            if let Ok(Ok(Ok((_, stats)))) = tokio::time::timeout(KILL_WAIT, task).await {
+            if let Ok(Ok(Ok((pumped, stats)))) = tokio::time::timeout(KILL_WAIT, task).await {
                 filtered = filtered + stats;
+                // A program that died of the pipe the budget closed (SIGPIPE) was cut by the
+                // budget: its exit is reported as the output limit, not as its own.
+                if pumped == PumpEnd::OverBudget && matches!(end, End::Exited(_)) {
+                    end = End::OverBudget;
+                }
             }
         }
     }
