@@ -23,6 +23,7 @@ pub mod env;
 pub mod etc;
 pub mod grants;
 pub mod home;
+pub mod index;
 pub mod kernel;
 pub mod landlock;
 pub mod masks;

@@ -69,6 +69,12 @@ impl Engine {
         Engine { policy, kernel: KernelSupport::probe_env(), env }
     }
 
+    /// The same kernel facts and environment under another policy (a `skill_run` call that
+    /// sees one more read-only directory), without probing again.
+    pub fn with_policy(&self, policy: Policy) -> Engine {
+        Engine { policy, kernel: self.kernel.clone(), env: self.env.clone() }
+    }
+
     pub fn policy(&self) -> &Policy {
         &self.policy
     }
@@ -210,6 +216,13 @@ impl CallRun<'_> {
             Approval::Refused { rule, message } => {
                 decisions.push(Decision::deny(rule, message));
                 return Err(self.deny(&decisions));
+            }
+            Approval::Cancelled => {
+                for d in &decisions {
+                    self.recorder.decision(d, self.events);
+                }
+                let message = "hullward: cancelled while waiting for approval; nothing ran".to_string();
+                return Err(self.refuse(130, "cancelled", message));
             }
         }
         Ok(decisions)
