@@ -288,3 +288,85 @@ fn secret_values_are_masked_in_the_output_of_a_call() {
     let audit = lab.audit();
     assert!(!audit.contains(file_secret) && !audit.contains(env_secret));
 }
+
+#[test]
+fn read_file_and_list_files_answer_inside_the_root_and_deny_what_is_protected() {
+    let lab = Lab::new();
+    std::fs::write(lab.root.join(".env"), "HW_SECRET=hw-dotenv-value-1234\n").unwrap();
+    std::fs::create_dir(lab.root.join("src")).unwrap();
+    let steps = json!([
+        call("read_file", json!({"path": "notes.txt"})),
+        call("read_file", json!({"path": ".env"})),
+        call("read_file", json!({"path": "/etc/passwd"})),
+        call("read_file", json!({"path": "missing.txt"})),
+        call("list_files", json!({"path": "."})),
+    ]);
+    let seen = lab.session("none", &[], steps, &[]);
+    let r = seen["results"].as_array().unwrap();
+    assert!(!is_error(&r[0]) && text(&r[0]) == "hw-mcp-notes\n", "{}", r[0]);
+    assert_eq!(r[0]["structuredContent"]["exit_code"], 0);
+    for (denied, rule) in [(&r[1], "env-file"), (&r[2], "outside-sandbox")] {
+        assert!(is_error(denied) && text(denied).starts_with("[DENIED] "), "{denied}");
+        assert_eq!(denied["structuredContent"]["denied"]["rule"], rule, "{denied}");
+        assert!(!text(denied).contains("hw-dotenv-value"), "{denied}");
+    }
+    assert!(is_error(&r[3]) && text(&r[3]).contains("missing.txt"), "{}", r[3]);
+    assert_eq!(r[3]["structuredContent"]["denied"], Value::Null);
+    let listing = text(&r[4]);
+    assert!(!is_error(&r[4]), "{}", r[4]);
+    assert!(listing.lines().any(|l| l.ends_with("\tnotes.txt") && l.starts_with("file\t13\t")), "{listing}");
+    assert!(listing.lines().any(|l| l.ends_with("\tsrc")), "{listing}");
+}
+
+#[test]
+fn write_file_needs_a_human_or_the_unattended_policy_and_never_writes_protected_paths() {
+    let lab = Lab::new();
+    std::fs::create_dir_all(lab.root.join(".git/hooks")).unwrap();
+    let unattended = lab.session(
+        "none",
+        &[],
+        json!([call("write_file", json!({"path": "out.txt", "content": "x"}))]),
+        &[],
+    );
+    assert_eq!(unattended["results"][0]["structuredContent"]["denied"]["rule"], "unattended");
+    assert!(!lab.root.join("out.txt").exists());
+    let steps = json!([
+        call("write_file", json!({"path": "out.txt", "content": "hw-written\n"})),
+        call("write_file", json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"})),
+    ]);
+    let seen = lab.session("none", &["--unattended-policy", "allow"], steps, &[]);
+    let (wrote, hook) = (&seen["results"][0], &seen["results"][1]);
+    assert!(!is_error(wrote), "{wrote}");
+    assert_eq!(text(wrote), "wrote 11 bytes to 'out.txt'\n");
+    assert_eq!(std::fs::read_to_string(lab.root.join("out.txt")).unwrap(), "hw-written\n");
+    assert!(is_error(hook) && text(hook).starts_with("[DENIED] "), "{hook}");
+    assert!(!lab.root.join(".git/hooks/pre-commit").exists());
+    let declined = lab.session(
+        "decline",
+        &["--hitl", "on"],
+        json!([call("write_file", json!({"path": "out.txt", "content": "hw-declined\n"}))]),
+        &[],
+    );
+    assert_eq!(declined["results"][0]["structuredContent"]["denied"]["rule"], "approval", "{declined}");
+    assert_eq!(declined["elicitations"].as_array().unwrap().len(), 1);
+    assert_eq!(std::fs::read_to_string(lab.root.join("out.txt")).unwrap(), "hw-written\n");
+}
+
+#[test]
+fn probe_runs_a_snippet_under_the_sandbox_and_the_shell_guard() {
+    let lab = Lab::new();
+    let steps = json!([
+        call("probe", json!({"language": "sh", "code": "printf 'hw-probe-%s\\n' 42; cat notes.txt"})),
+        call("probe", json!({"language": "sh", "code": "rm -rf /"})),
+        call("probe", json!({"language": "python", "code": "print(6 * 7)"})),
+    ]);
+    let seen = lab.session("none", &["--unattended-policy", "allow"], steps, &[]);
+    let (ran, denied) = (&seen["results"][0], &seen["results"][1]);
+    assert!(!is_error(ran), "{ran}");
+    assert_eq!(text(ran), "hw-probe-42\nhw-mcp-notes\n");
+    assert_eq!(ran["structuredContent"]["exit_code"], 0);
+    assert!(is_error(denied), "{denied}");
+    assert_eq!(denied["structuredContent"]["denied"]["rule"], "catastrophic-delete", "{denied}");
+    let python = &seen["results"][2];
+    assert_eq!((is_error(python), text(python)), (false, "42\n"), "{python}");
+}

@@ -91,13 +91,13 @@ const CATALOGUE: &[Spec] = &[
         title: "Read a file inside the sandbox",
         description: "Read a text file inside the sandbox roots after the path guard (deny rules, \
             credential files, the sandbox boundary); no symlink or .. can leave the roots. Long \
-            files are returned in pieces of ReadFileSizeLimit characters with a notice saying \
-            which offset to read on from. A denied path is an error starting with [DENIED].",
+            files are returned in pieces of at most ReadFileSizeLimit bytes, ending with a notice \
+            that says which offset to read on from. A denied path is an error starting with [DENIED].",
         mutating: false,
         properties: || {
             json!({
                 "path": {"type": "string", "description": "The file, relative to the sandbox root or absolute inside it."},
-                "offset": {"type": "integer", "minimum": 0, "description": "Start reading at this character offset (default 0)."},
+                "offset": {"type": "integer", "minimum": 0, "description": "Start reading at this byte offset (default 0), as the truncation notice says."},
             })
         },
         required: &["path"],
@@ -120,8 +120,9 @@ const CATALOGUE: &[Spec] = &[
     Spec {
         name: "list_files",
         title: "List a directory inside the sandbox",
-        description: "List the entries of one directory inside the sandbox roots (name, type, \
-            size) after the path guard. Entries that deny rules hide are not shown.",
+        description: "List the entries of one directory inside the sandbox roots, one per line \
+            as TYPE, SIZE in bytes, NAME, after the path guard. A file a deny rule protects may \
+            be listed by name, but read_file refuses its content.",
         mutating: false,
         properties: || {
             json!({

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use super::diag::{Diagnostic, Severity};
 use super::globs::{GlobRule, GlobRules, Origin};
-use super::locate::{line_of, Step};
-use super::schema::{FileConfig, SandboxSection, SecuritySection};
+use super::locate::{Located, Step};
+use super::schema::{self, Parsed, SandboxSection, SecuritySection};
 use super::{
     duration, profiles, AllowMode, HostAllowlist, HostPattern, HttpPolicy, Limits, NetMode, Policy,
     SandboxPolicy, Session, ShellPolicy, Unattended, WorkspaceMode,
@@ -160,7 +160,7 @@ pub fn write_protect_reason(pattern: &str) -> Option<&'static str> {
 
 /// One YAML layer being read: its text and how to name it.
 struct Layer<'a> {
-    text: &'a str,
+    located: &'a Located,
     origin_file: Option<PathBuf>,
     profile_name: Option<String>,
     /// Folder that relative paths in this layer resolve against.
@@ -170,7 +170,7 @@ struct Layer<'a> {
 impl Layer<'_> {
     fn origin(&self, path: &[Step<'_>]) -> Origin {
         match (&self.origin_file, &self.profile_name) {
-            (Some(f), _) => Origin::File { path: f.clone(), line: line_of(self.text, path) },
+            (Some(f), _) => Origin::File { path: f.clone(), line: self.located.line_of(path) },
             (None, Some(p)) => Origin::Profile(p.clone()),
             (None, None) => Origin::Builtin("default"),
         }
@@ -187,7 +187,7 @@ impl Layer<'_> {
         Diagnostic {
             severity,
             file: self.diag_file(),
-            line: line_of(self.text, path),
+            line: self.located.line_of(path),
             key: dotted(path),
             message,
         }
@@ -356,28 +356,10 @@ fn apply_text(
     profile: Option<String>,
     base: &Path,
 ) -> Result<(), PolicyError> {
-    let parsed: FileConfig = if text.trim().is_empty() {
-        FileConfig::default()
-    } else {
-        serde_yaml::from_str(text).map_err(|e| {
-            let loc = e.location();
-            let mut message = e.to_string();
-            if let Some(cut) = message.rfind(" at line ") {
-                message.truncate(cut);
-            }
-            PolicyError::Syntax(Diagnostic {
-                severity: Severity::Error,
-                file: file.clone().or_else(|| profile.as_ref().map(|p| format!("<profile {p}>").into())),
-                line: loc.as_ref().map(|l| l.line()),
-                key: String::new(),
-                message: match loc {
-                    Some(l) => format!("{message} (column {})", l.column()),
-                    None => message,
-                },
-            })
-        })?
-    };
-    let layer = Layer { text, origin_file: file, profile_name: profile, base: base.to_path_buf() };
+    let named = file.clone().or_else(|| profile.as_ref().map(|p| format!("<profile {p}>").into()));
+    let Parsed { config: parsed, located } = schema::parse(text, named)?;
+    let layer =
+        Layer { located: &located, origin_file: file, profile_name: profile, base: base.to_path_buf() };
     if let Some(sec) = &parsed.security {
         apply_security(acc, &layer, sec);
     }
@@ -1281,9 +1263,9 @@ mod tests {
         let mut req = req_in(t.path());
         req.config = Some(path);
         match load(&req).unwrap_err() {
-            PolicyError::Syntax(d) => {
-                assert_eq!(d.line, Some(4), "{d}");
-                assert!(d.message.contains("FileSystemSandbox"), "{d}");
+            PolicyError::Invalid(d) => {
+                assert_eq!((d.len(), d[0].line), (1, Some(4)), "{d:?}");
+                assert!(d[0].message.contains("FileSystemSandbox"), "{d:?}");
             }
             e => panic!("{e}"),
         }
