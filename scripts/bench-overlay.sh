@@ -46,7 +46,7 @@ with open(f"{root}/Makefile", "w") as f:
             "clean:\n\trm -f *.o prog\n")
 PY
 echo "== make -j2 of 200 C files (from clean): direct vs overlay (with the apply)"
-hyperfine -N -w 1 -r "$((runs < 5 ? runs : 5))" \
+hyperfine -N -w 1 -r "$((runs < 3 ? runs : 3))" \
   -p "make -s -C $cbuild clean" \
   -n direct "$hw --root $cbuild -- /usr/bin/make -s -j2" \
   -n overlay "$hw --root $cbuild --workspace overlay -- /usr/bin/make -s -j2"

@@ -339,3 +339,28 @@ fn storage_inside_the_root_is_refused_with_exit_3() {
     assert!(out.stderr.contains("inside the root"), "{out}");
     assert!(out.stderr.contains("HULLWARD_HOME"), "{out}");
 }
+
+#[test]
+fn a_root_with_a_mount_point_inside_is_refused_with_exit_3_and_its_neighbour_runs() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.root.join("mnt")).unwrap();
+    // A private mount namespace of this command alone: the host's mount table is never touched.
+    let script = format!(
+        "mount -t tmpfs hw-test \"$1/mnt\" && exec {} run --timeout 8s --workspace overlay -- /bin/true",
+        support::bin()
+    );
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["-m", "--propagation", "private", "sh", "-c", &script, "sh"])
+        .arg(&sb.root)
+        .env_clear()
+        .env("PATH", support::PATH)
+        .env("HOME", &sb.home)
+        .env("HULLWARD_HOME", hw_home(&sb))
+        .current_dir(&sb.root);
+    let out = support::output(&mut cmd);
+    out.expect_code(3);
+    assert!(out.stderr.contains("contains the mount point"), "{out}");
+    assert!(out.stderr.contains(&sb.root.join("mnt").display().to_string()), "{out}");
+    // The same root without the mount runs.
+    sb.run(&["--workspace", "overlay"], &["/bin/true"]).expect_code(0);
+}

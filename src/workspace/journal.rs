@@ -134,12 +134,11 @@ impl JournalFiles {
         JournalFiles { plan: dir.join("apply.json"), progress: dir.join("progress") }
     }
 
-    /// Writes the journal whole (temporary file, fsync, rename).
+    /// Writes the journal whole (temporary file, rename). Not synced: the journal is for a
+    /// supervisor killed mid-apply, whose writes the page cache keeps, not for a power loss.
     pub fn write(&self, journal: &Journal) -> std::io::Result<()> {
         let tmp = self.plan.with_extension("json.tmp");
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(serde_json::to_string(journal).map_err(std::io::Error::other)?.as_bytes())?;
-        f.sync_all()?;
+        std::fs::write(&tmp, serde_json::to_string(journal).map_err(std::io::Error::other)?)?;
         std::fs::rename(&tmp, &self.plan)
     }
 

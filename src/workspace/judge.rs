@@ -139,7 +139,7 @@ impl Protected {
         let upper = masks::scan(&spec)?;
         let mut entries = Vec::new();
         for (snap, from, to) in [(lower, None, None), (&upper, Some(&layer.upper), Some(&layer.root))] {
-            let dirs: Vec<&Path> = snap
+            let dirs: std::collections::BTreeSet<&Path> = snap
                 .masks
                 .iter()
                 .chain(&snap.read_only)
@@ -147,7 +147,7 @@ impl Protected {
                 .map(|m| m.path.as_path())
                 .collect();
             for (path, stamped) in &snap.stamps {
-                let is_dir = dirs.contains(&path.as_path());
+                let is_dir = dirs.contains(path.as_path());
                 let host = match (from, to) {
                     (Some(f), Some(t)) => match path.strip_prefix(f) {
                         Ok(rel) => t.join(rel),

@@ -10,10 +10,13 @@
 //! overlay as inode-only ([`OVERLAY_DEVICE`]), and moves the Landlock rules of paths inside an
 //! overlay to the child (Landlock binds inodes, and the overlay's are not the host's).
 //!
-//! The overlay is mounted with `redirect_dir=off,index=off,metacopy=off,xino=off`: a renamed
+//! The overlay is mounted with `redirect_dir=nofollow,index=off,metacopy=off,xino=off` (and
+//! `userxattr` in a user namespace, where `redirect_dir=off` is refused as conflicting): a renamed
 //! directory that exists below is refused with `EXDEV` (tools then copy and delete, which the
 //! apply sees as a delete and a create), every changed file is a whole file in the upper layer,
-//! and inode numbers stay the lower filesystem's.
+//! and inode numbers stay the lower filesystem's. `volatile` spares the `fsync` of every copy-up
+//! (a build's worth of them): the upper layer lives for one call, and what must survive a killed
+//! supervisor is in the page cache all the same.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -44,10 +47,46 @@ pub fn overlayfs_available() -> bool {
         .is_ok_and(|t| t.lines().any(|l| l.split_whitespace().last() == Some("overlay")))
 }
 
-/// Creates the storage of every root's layer under `dir`.
+/// The mount points of this mount namespace (`/proc/self/mountinfo`, octal escapes decoded).
+fn mount_points() -> Vec<PathBuf> {
+    let text = std::fs::read("/proc/self/mountinfo").unwrap_or_default();
+    text.split(|b| *b == b'\n')
+        .filter_map(|line| line.split(|b| *b == b' ').nth(4))
+        .map(|field| {
+            let mut out = Vec::with_capacity(field.len());
+            let mut i = 0;
+            while i < field.len() {
+                let octal = field.get(i + 1..i + 4).filter(|_| field[i] == b'\\');
+                match octal.and_then(|o| u8::from_str_radix(std::str::from_utf8(o).ok()?, 8).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 4;
+                    }
+                    None => {
+                        out.push(field[i]);
+                        i += 1;
+                    }
+                }
+            }
+            PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(out))
+        })
+        .collect()
+}
+
+/// Creates the storage of every root's layer under `dir`. A root with a mount point inside it
+/// is refused: overlayfs does not cross mounts, so the program would see the directory below the
+/// mount, and the apply would write into the mounted filesystem.
 pub fn create(dir: &Path, roots: &[PathBuf]) -> Result<Vec<Layer>, WorkspaceError> {
     let mut layers = Vec::new();
+    let mounts = mount_points();
     for (n, root) in roots.iter().enumerate() {
+        if let Some(m) = mounts.iter().find(|m| m.starts_with(root) && *m != root) {
+            return Err(WorkspaceError::Unavailable(format!(
+                "the root '{}' contains the mount point '{}', which an overlay of the root cannot carry (overlayfs does not cross mounts); name it as an Include root of its own, or use --workspace direct",
+                root.display(),
+                m.display()
+            )));
+        }
         if root.as_os_str().as_bytes().iter().any(|b| matches!(b, b',' | b':' | b'\\')) {
             return Err(WorkspaceError::Unavailable(format!(
                 "the root '{}' contains ',', ':' or '\\', which overlayfs cannot name as a layer",
@@ -97,7 +136,7 @@ fn options(layer: &Layer, user_ns: bool) -> Vec<u8> {
         o.extend_from_slice(key.as_bytes());
         o.extend_from_slice(path.as_os_str().as_bytes());
     }
-    o.extend_from_slice(b",redirect_dir=off,index=off,metacopy=off,xino=off");
+    o.extend_from_slice(b",redirect_dir=nofollow,index=off,metacopy=off,xino=off,volatile");
     if user_ns {
         o.extend_from_slice(b",userxattr");
     }
@@ -169,7 +208,7 @@ mod tests {
         let o = String::from_utf8(options(&l, false)).unwrap();
         assert_eq!(
             o,
-            "lowerdir=/w/ws,upperdir=/h/u,workdir=/h/w,redirect_dir=off,index=off,metacopy=off,xino=off"
+            "lowerdir=/w/ws,upperdir=/h/u,workdir=/h/w,redirect_dir=nofollow,index=off,metacopy=off,xino=off,volatile"
         );
         assert!(String::from_utf8(options(&l, true)).unwrap().ends_with(",userxattr"));
     }

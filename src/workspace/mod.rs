@@ -42,7 +42,7 @@ pub const BACKUP_CAP_BYTES: u64 = 1 << 30;
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
     /// This machine or this configuration cannot keep the call's writes apart (exit 3).
-    #[error("strict mode refuses to run: the workspace layer cannot be had here: {0}")]
+    #[error("refusing to run: the call's workspace layer cannot be had here (running in place would break the mode's promise, so --no-strict does not either): {0}")]
     Unavailable(String),
     #[error("{0}")]
     Usage(String),
@@ -111,13 +111,19 @@ fn read_record(dir: &Path) -> Option<CallRecord> {
     serde_json::from_str(&std::fs::read_to_string(record_path(dir)).ok()?).ok()
 }
 
-/// Removes a call's storage; overlayfs leaves its `work/work` directory mode 000.
+/// Removes a call's storage. overlayfs leaves directories of mode 000 in its work directory
+/// (`work/work`, `incompat/volatile`), which a caller without `CAP_DAC_OVERRIDE` must open up
+/// before it can list them: each directory is made 0700 before it is read.
 fn remove_storage(dir: &Path) {
-    for entry in walkdir::WalkDir::new(dir).follow_links(false).into_iter().flatten() {
-        if entry.file_type().is_dir() {
-            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o700));
+    fn open_up(dir: &Path) {
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                open_up(&entry.path());
+            }
         }
     }
+    open_up(dir);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -250,6 +256,10 @@ pub fn apply(
             .map_err(|e| WorkspaceError::io("reading the call's layer", &layer.upper, e))?;
         journal.steps.extend(judged.steps);
         journal.refused.extend(judged.refused);
+    }
+    if journal.steps.is_empty() && journal.refused.is_empty() {
+        remove_storage(dir);
+        return Ok(Applied::default());
     }
     let files = JournalFiles::in_dir(dir);
     files.write(&journal).map_err(|e| WorkspaceError::io("writing the journal", &files.plan, e))?;

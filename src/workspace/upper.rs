@@ -4,7 +4,7 @@
 //! directory (created, or copied up because something inside it changed), a *whiteout* (a
 //! character device 0:0: the entry below is deleted) and an *opaque* directory (xattr
 //! `overlay.opaque` = `y`: nothing below it shows through — a directory deleted and made again,
-//! or one that replaced a file). With `redirect_dir=off` there is no other kind: a renamed
+//! or one that replaced a file). With `redirect_dir=nofollow` there is no other kind: a renamed
 //! directory was copied, and a renamed file is a whiteout and a new file.
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
