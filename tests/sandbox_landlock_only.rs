@@ -193,6 +193,39 @@ fn without_the_scopes_strict_refuses_and_names_the_promise() {
 }
 
 #[test]
+fn explain_shows_the_mode_and_the_split_grants() {
+    let sb = workspace();
+    let out = contained(&sb, &["explain", "--json", "--", "true"], &[]);
+    out.expect_code(0);
+    let report: serde_json::Value =
+        serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    let plan = &report["plan"];
+    if landlock_abi() < 6 {
+        assert!(plan["refused"].to_string().contains("no signals to host processes"), "{out}");
+        return;
+    }
+    assert_eq!(plan["mode"], "landlock-only", "{out}");
+    assert_eq!(plan["network"]["mode"], "none", "{out}");
+    let rules: Vec<(String, String)> = plan["landlock"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["path"].as_str().unwrap().to_string(), r["access"].as_str().unwrap().to_string()))
+        .collect();
+    let root = sb.root.display().to_string();
+    let at =
+        |p: &str| rules.iter().filter(|(path, _)| *path == p).map(|(_, a)| a.as_str()).collect::<Vec<_>>();
+    assert_eq!(at(&root), ["list"], "{rules:?}");
+    assert_eq!(at(&format!("{root}/README.md")), ["read+write"], "{rules:?}");
+    assert_eq!(at(&format!("{root}/certs")), ["list"], "{rules:?}");
+    assert!(
+        at(&format!("{root}/.env")).is_empty() && at(&format!("{root}/env-link")).is_empty(),
+        "{rules:?}"
+    );
+    assert!(at(&format!("{root}/certs/.env.production")).is_empty(), "{rules:?}");
+}
+
+#[test]
 fn doctor_predicts_landlock_only_mode_and_the_layer_of_each_promise() {
     let sb = workspace();
     let out = contained(&sb, &["doctor", "--json"], &[]);

@@ -43,7 +43,12 @@ pub enum EnumerateError {
 /// The grants with every denied path cut out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Split {
+    /// The grants that reach no denied path, unchanged.
     pub rules: Vec<PathRule>,
+    /// The rules that replace the others: on the directories on the way (list only) and on the
+    /// entries beside them. Entries may be anyone's (a shared `/tmp`), so they are opened without
+    /// following a symlink, and one gone by then gets no rule ([`super::landlock::create`]).
+    pub entries: Vec<PathRule>,
     /// The directories that were split: they keep their entries but get none created, removed
     /// or renamed (reported in the plan's notes).
     pub split_dirs: Vec<PathBuf>,
@@ -65,7 +70,7 @@ pub fn split(rules: &[PathRule], denied: &[PathBuf]) -> Result<Split, EnumerateE
     // Two grants that lead to the same denied path (a root inside a granted /tmp) split the
     // same directories: one rule each is enough.
     let mut seen = std::collections::HashSet::new();
-    out.rules.retain(|r| seen.insert((r.path.clone(), r.grant)));
+    out.entries.retain(|r| seen.insert((r.path.clone(), r.grant)));
     let mut seen = std::collections::HashSet::new();
     out.split_dirs.retain(|d| seen.insert(d.clone()));
     Ok(out)
@@ -80,17 +85,22 @@ fn split_dir(dir: &Path, grant: Grant, denied: &[PathBuf], out: &mut Split) -> R
         .map_err(list)?;
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     out.split_dirs.push(dir.to_path_buf());
-    out.rules.push(PathRule { path: dir.to_path_buf(), grant: Grant::List });
+    out.entries.push(PathRule { path: dir.to_path_buf(), grant: Grant::List });
     for (path, kind) in entries {
         if kind.is_symlink() || denied.contains(&path) {
             continue;
         }
         if kind.is_dir() && denied.iter().any(|d| d.starts_with(&path)) {
-            split_dir(&path, grant, denied, out)?;
+            match split_dir(&path, grant, denied, out) {
+                // Removed since it was listed (a shared directory's entry): nothing to grant.
+                Err(EnumerateError::List { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                }
+                other => other?,
+            }
         } else {
-            out.rules.push(PathRule { path, grant });
+            out.entries.push(PathRule { path, grant });
         }
-        if out.rules.len() > MAX_RULES {
+        if out.entries.len() > MAX_RULES {
             return Err(EnumerateError::TooMany { path: dir.to_path_buf() });
         }
     }
@@ -114,7 +124,10 @@ mod tests {
     }
 
     fn paths(s: &Split, root: &Path) -> Vec<(String, Grant)> {
-        s.rules.iter().map(|r| (r.path.strip_prefix(root).unwrap().display().to_string(), r.grant)).collect()
+        s.entries
+            .iter()
+            .map(|r| (r.path.strip_prefix(root).unwrap().display().to_string(), r.grant))
+            .collect()
     }
 
     #[test]
@@ -150,7 +163,7 @@ mod tests {
         ];
         let s = split(&rules, &[root.join("a")]).unwrap();
         assert_eq!(s.rules, vec![rules[0].clone()]);
-        assert!(s.split_dirs.is_empty());
+        assert!(s.entries.is_empty() && s.split_dirs.is_empty());
     }
 
     #[test]

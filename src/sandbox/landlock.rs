@@ -7,6 +7,7 @@
 //! mounts exist only in its view) and calls `landlock_restrict_self` on that descriptor.
 
 use std::os::fd::OwnedFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use landlock::{
@@ -72,6 +73,9 @@ pub struct LandlockPlan {
     pub abi: i32,
     /// Rules on host paths, added by the parent.
     pub rules: Vec<PathRule>,
+    /// Rules on the entries beside denied paths (Landlock-only mode, `sandbox::enumerate`):
+    /// opened without following a symlink; one gone since the plan gets no rule.
+    pub entries: Vec<PathRule>,
     /// Rules on paths that exist only in the child's view, added by the child.
     pub child_rules: Vec<PathRule>,
     /// TCP ports the child may connect to (ABI 4); every other connect and bind is refused.
@@ -100,6 +104,8 @@ impl LandlockPlan {
 pub enum LandlockError {
     #[error("cannot open '{}' for a Landlock rule: {source}", path.display())]
     Path { path: PathBuf, source: landlock::PathFdError },
+    #[error("cannot open '{}' for a Landlock rule beside a denied path: {source}", path.display())]
+    Entry { path: PathBuf, source: std::io::Error },
     #[error("cannot build the Landlock ruleset (ABI {abi}): {source}")]
     Ruleset { abi: i32, source: landlock::RulesetError },
     #[error("the Landlock ruleset has no descriptor (Landlock is not enforced by this kernel)")]
@@ -121,15 +127,33 @@ pub fn create(plan: &LandlockPlan) -> Result<OwnedFd, LandlockError> {
         ruleset = ruleset.scope(Scope::from_all(abi)).map_err(err)?;
     }
     let mut created = ruleset.create().map_err(err)?;
+    let file_rights = |grant: Grant, is_dir: bool| {
+        let rights = grant.rights(abi);
+        if is_dir {
+            rights
+        } else {
+            rights & AccessFs::from_file(abi)
+        }
+    };
     for rule in &plan.rules {
         let fd = PathFd::new(&rule.path)
             .map_err(|source| LandlockError::Path { path: rule.path.clone(), source })?;
         let is_dir = std::fs::metadata(&rule.path).map(|m| m.is_dir()).unwrap_or(false);
-        let mut rights = rule.grant.rights(abi);
-        if !is_dir {
-            rights &= AccessFs::from_file(abi);
-        }
-        created = created.add_rule(PathBeneath::new(fd, rights)).map_err(err)?;
+        created = created.add_rule(PathBeneath::new(fd, file_rights(rule.grant, is_dir))).map_err(err)?;
+    }
+    for rule in &plan.entries {
+        // A symlink swapped in since the plan is the rule's own inode, never its target.
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
+            .open(&rule.path);
+        let fd = match opened {
+            Ok(fd) => fd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(LandlockError::Entry { path: rule.path.clone(), source }),
+        };
+        let is_dir = fd.metadata().map(|m| m.is_dir()).unwrap_or(false);
+        created = created.add_rule(PathBeneath::new(fd, file_rights(rule.grant, is_dir))).map_err(err)?;
     }
     if plan.handles_tcp() {
         for port in &plan.tcp_connect {

@@ -644,6 +644,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
             LandlockPlan {
                 abi: kernel.landlock_abi,
                 rules,
+                entries: Vec::new(),
                 child_rules,
                 tcp_connect: match net {
                     NetPlan::Proxy { port } => vec![port],
@@ -660,7 +661,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     if let Some(l) = landlock.as_mut().filter(|_| !use_masks) {
         let denied: Vec<PathBuf> = snapshot.masks.iter().map(|m| m.path.clone()).collect();
         let split = enumerate::split(&l.rules, &denied)?;
-        l.rules = split.rules;
+        (l.rules, l.entries) = (split.rules, split.entries);
         split_dirs = split.split_dirs;
     }
 
@@ -875,7 +876,7 @@ impl SandboxPlan {
         let landlock = self.landlock.as_ref().map(|l| {
             json!({
                 "abi": l.abi,
-                "rules": l.rules.iter().chain(&l.child_rules).map(|r| json!({
+                "rules": l.rules.iter().chain(&l.entries).chain(&l.child_rules).map(|r| json!({
                     "path": r.path.display().to_string(),
                     "access": r.grant.describe(),
                 })).collect::<Vec<_>>(),
@@ -893,8 +894,12 @@ impl SandboxPlan {
             "network": match self.net {
                 NetPlan::Isolated => json!({"mode": "none", "namespace": "new, loopback only"}),
                 NetPlan::Proxy { port } => json!({"mode": "proxy", "namespace": "new, loopback only", "proxy": format!("127.0.0.1:{port}")}),
+                NetPlan::Host if self.seccomp == Some(SocketPolicy::NoSockets) => {
+                    json!({"mode": "none", "namespace": "the host's (none could be had): seccomp refuses every socket"})
+                }
                 NetPlan::Host => json!({"mode": "host", "namespace": "host"}),
             },
+            "mode": if self.yolo { "none" } else if self.mount_ns { "namespaces" } else { "landlock-only" },
             "namespaces": {
                 "mount": self.mount_ns,
                 "user": self.user_ns,
