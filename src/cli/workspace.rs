@@ -11,7 +11,6 @@ use std::io::Write;
 
 use super::CommonArgs;
 use crate::error::{code, Error};
-use crate::filter::{OutputFilter, SecretSet};
 use crate::policy::Policy;
 use crate::sandbox::masks;
 use crate::workspace::{self, backups, CallRecord, WorkspaceError};
@@ -65,15 +64,10 @@ pub fn held(common: &CommonArgs, what: Held, call: Option<&str>) -> Result<u8, E
             }
         }
         Held::Review => {
-            let lower = masks::scan_policy(&policy, &roots).map_err(|e| Error::Internal(e.to_string()))?;
-            let text = workspace::review::diff(&policy, &dir, &record, &lower).map_err(werr)?;
             let env: BTreeMap<String, String> = std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                 .collect();
-            let mut filter = OutputFilter::new(&SecretSet::discover(&policy, &env), &policy);
-            let mut out = Vec::new();
-            filter.push(&text, &mut out);
-            filter.finish(&mut out);
+            let out = workspace::review::shown(&policy, &dir, &record, &env).map_err(werr)?;
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(&out).and_then(|()| stdout.flush()).or_else(|e| {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {

@@ -21,6 +21,7 @@ mod protocol;
 pub mod session;
 mod skills;
 mod tools;
+mod workspace;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -23,6 +23,7 @@ use super::probe;
 use super::protocol::{self, Line, LineReader};
 use super::skills::{self, Found};
 use super::tools::{self, FileOp, Tool};
+use super::workspace::{self, Held};
 use super::{Phase, Server};
 use crate::audit::{AuditLog, AuditRecord, Subject};
 use crate::filter::SecretSet;
@@ -183,6 +184,9 @@ impl Session {
                 self.file(id, req, FileOp::Check(op))
             }
             "check_url" => self.check_url(id, req).await,
+            "review" => self.held(id, req, Held::Review),
+            "apply" => self.held(id, req, Held::Apply),
+            "discard" => self.held(id, req, Held::Discard),
             other => Err(format!("unknown method '{other}'")),
         }
     }
@@ -368,6 +372,20 @@ impl Session {
             grants: self.grants.clone(),
         };
         tools::start(tool, op, path);
+        Ok(())
+    }
+
+    /// A held-call method (`review`, `apply`, `discard`): answered on a thread of its own.
+    fn held(&mut self, id: &Value, req: &Value, what: Held) -> Result<(), String> {
+        let call = protocol::string(req, "call")?.to_string();
+        let request = workspace::Request {
+            server: self.server.clone(),
+            session: self.name(),
+            id: id.clone(),
+            human: self.human,
+            out: self.out.clone(),
+        };
+        workspace::start(request, what, call);
         Ok(())
     }
 

@@ -3,16 +3,37 @@
 //! through the same output filter as every program's output: protected files' bodies hidden
 //! (`[content hidden: …]`), secret values masked.
 
+use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::judge::{self, BackupPaths, Protected, Started, Step, Why};
 use super::{CallRecord, WorkspaceError};
+use crate::filter::{OutputFilter, SecretSet};
 use crate::policy::Policy;
-use crate::sandbox::masks::Snapshot;
+use crate::sandbox::masks::{self, Snapshot};
 
 /// Longest file (in lines) compared line by line; longer ones are shown replaced whole.
 const MAX_LINES: usize = 4000;
+
+/// The diff of a held call as a person is shown it (`hullward review`, the serve method
+/// `review`): the roots walked now, [`diff`], then the output filter with the secrets of `env`
+/// and the policy's files (protected bodies hidden, secret values masked).
+pub fn shown(
+    policy: &Policy,
+    dir: &Path,
+    record: &CallRecord,
+    env: &BTreeMap<String, String>,
+) -> Result<Vec<u8>, WorkspaceError> {
+    let roots: Vec<_> = record.layers.iter().map(|l| l.root.clone()).collect();
+    let lower = masks::scan_policy(policy, &roots)?;
+    let text = diff(policy, dir, record, &lower)?;
+    let mut filter = OutputFilter::new(&SecretSet::discover(policy, env), policy);
+    let mut out = Vec::new();
+    filter.push(&text, &mut out);
+    filter.finish(&mut out);
+    Ok(out)
+}
 
 /// The diff of a held call, unfiltered.
 pub fn diff(
