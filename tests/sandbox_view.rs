@@ -338,3 +338,144 @@ fn write_protect_entries_are_added_and_removed_in_the_config() {
     let verdict: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
     assert_eq!(verdict["rule"], "write-protect", "{verdict}");
 }
+
+/// Issue 9, attack 5: a first call turns `cache` into a symlink to a directory outside the
+/// roots; a second call with `--include cache` (or the same path as `Writable` or `System`)
+/// would grant that directory. Refused at load, naming the link and its target; an include
+/// named directly, or through a link outside every writable tree, still works.
+#[test]
+fn a_grant_through_a_planted_symlink_is_refused_naming_its_target() {
+    let sb = Sandbox::new();
+    let planted = sb.sh("ln -s $OUTSIDE cache && echo LINKED");
+    assert!(planted.has_line("LINKED"), "a symlink in the root is ordinary work\n{planted}");
+    let target = sb.outside.display().to_string();
+    let write_through = "echo pwned > cache/planted; echo RAN";
+    let refused = |out: &support::Out| {
+        out.expect_code(2);
+        assert!(!out.stdout.contains("RAN"), "{out}");
+        assert!(out.stderr.contains(&target) && out.stderr.contains("cache"), "{out}");
+        assert!(!sb.outside.join("planted").exists());
+    };
+    refused(&sb.sh_with(&["--include", "cache"], write_through));
+    for key in ["Writable", "System"] {
+        let config = sb.config(&format!("Sandbox:\n  {key}: [{}]\n", sb.root.join("cache").display()));
+        refused(&sb.sh_with(&["--config", config.to_str().unwrap()], write_through));
+    }
+    // The neighbours: the directory named itself, and a link outside every writable tree
+    // (`Writable: []` keeps the scratch area out of them wherever the checkout lives).
+    let out = sb.sh_with(&["--include", &target], "echo ok > $OUTSIDE/direct && echo RAN");
+    out.expect_code(0);
+    assert_eq!(std::fs::read_to_string(sb.outside.join("direct")).unwrap(), "ok\n");
+    std::os::unix::fs::symlink(&sb.outside, sb.base.join("outer-link")).unwrap();
+    let config = sb.config("Sandbox:\n  Writable: []\n");
+    let outer = sb.base.join("outer-link").display().to_string();
+    let out = sb.sh_with(
+        &["--config", config.to_str().unwrap(), "--include", &outer],
+        "echo ok > $OUTSIDE/via-link && echo RAN",
+    );
+    out.expect_code(0);
+    assert!(sb.outside.join("via-link").exists(), "{out}");
+}
+
+/// Issue 9, attack 5: a deny spelled through a symlink (`alias/dir/secret.txt`, `alias` →
+/// `real`) masks the real file, pins the directories above it, and binds the link read-only
+/// over itself — neither `mv real` nor a retargeted link uncovers it in this call or the next.
+#[test]
+fn a_deny_through_a_symlink_masks_and_pins_the_real_path_and_the_link() {
+    let sb = Sandbox::new();
+    sb.write("real/dir/secret.txt", "HW-LINKED-SECRET-3391\n");
+    sb.write("decoy/dir/secret.txt", "decoy\n");
+    std::os::unix::fs::symlink("real", sb.root.join("alias")).unwrap();
+    attack::install_xchg(&sb.root.join("xchg"));
+    let flags = ["--deny", "alias/dir/secret.txt"];
+    let script = format!(
+        "{TRY}\
+         try read-real cat real/dir/secret.txt; \
+         try read-alias cat alias/dir/secret.txt; \
+         try mv-real mv real real2; \
+         try mv-dir mv real/dir real/dir2; \
+         try xchg-real ./xchg real decoy; \
+         try retarget ln -sfn decoy alias; \
+         try rm-link rm alias; \
+         try mv-link mv alias alias2; \
+         try notes sh -c 'echo n > real/dir/notes.txt'; \
+         try read-decoy cat decoy/dir/secret.txt; \
+         try list ls alias/dir"
+    );
+    let out = sb.sh_with(&flags, &script);
+    out.expect_code(0);
+    assert!(!out.stdout.contains("HW-LINKED-SECRET"), "{out}");
+    all_blocked(
+        &out,
+        &["read-real", "read-alias", "mv-real", "mv-dir", "xchg-real", "retarget", "rm-link", "mv-link"],
+    );
+    all_worked(&out, &["notes", "read-decoy", "list"]);
+    assert_eq!(std::fs::read_link(sb.root.join("alias")).unwrap(), Path::new("real"));
+    // The next call, same command line: still masked.
+    let again = sb.sh_with(&flags, "cat real/dir/secret.txt; echo RAN");
+    assert!(again.has_line("RAN") && !again.stdout.contains("HW-LINKED-SECRET"), "{again}");
+}
+
+/// Issue 9, attack 5: a deny path that runs into a symlink loop names nothing that can be
+/// masked: strict mode refuses (exit 3) naming it; the same call without the loop runs.
+#[test]
+fn a_deny_path_through_a_symlink_loop_is_a_strict_refusal() {
+    let sb = Sandbox::new();
+    std::os::unix::fs::symlink("loop-b", sb.root.join("loop-a")).unwrap();
+    std::os::unix::fs::symlink("loop-a", sb.root.join("loop-b")).unwrap();
+    let out = sb.sh_with(&["--deny", "loop-a/secret.key"], "echo RAN");
+    out.expect_code(3);
+    assert!(!out.stdout.contains("RAN"), "{out}");
+    assert!(out.stderr.contains("loop-a/secret.key") && out.stderr.contains("symbolic links"), "{out}");
+    let out = sb.sh_with(&["--deny", "loop-a/secret.key", "--no-strict"], "echo RAN");
+    assert!(out.has_line("RAN") && out.stderr.contains("loop-a/secret.key"), "{out}");
+    std::fs::remove_file(sb.root.join("loop-a")).unwrap();
+    std::fs::create_dir(sb.root.join("loop-a")).unwrap();
+    let out = sb.sh_with(&["--deny", "loop-a/secret.key"], "echo RAN");
+    out.expect_code(0);
+}
+
+/// Issue 9, point 9: the program's `/tmp`, `/run` and `/dev/shm` are private to its call, so
+/// `check path` calls the host's ones outside the sandbox, as `run` shows them: a host file in
+/// `/tmp` is neither readable nor writable, and what the program writes there stays in its call.
+/// Inside a root under `/tmp`, both allow.
+#[test]
+fn check_and_run_agree_that_the_hosts_tmp_run_and_shm_are_not_the_programs() {
+    let sb = Sandbox::in_dir(Path::new("/tmp/hullward-battery"));
+    let tok = support::token("host-tmp");
+    let host_file = Path::new("/tmp").join(&tok);
+    std::fs::write(&host_file, "HW-HOST-TMP-SECRET-6620\n").unwrap();
+    let check = |op: &str, path: &str| -> (i32, serde_json::Value) {
+        let out = support::output(sb.hullward().args(["check", "path", op, path, "--json"]));
+        (out.code, serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}")))
+    };
+    let host = host_file.display().to_string();
+    for (op, path) in [
+        ("read", host.clone()),
+        ("write", host.clone()),
+        ("delete", host.clone()),
+        ("write", format!("/tmp/{tok}-new")),
+        ("read", format!("/run/{tok}")),
+        ("write", format!("/dev/shm/{tok}")),
+    ] {
+        let (code, v) = check(op, &path);
+        assert_eq!(
+            (code, v["verdict"].as_str(), v["rule"].as_str()),
+            (1, Some("deny"), Some("outside-sandbox")),
+            "{op} {path}: {v}"
+        );
+    }
+    let out = sb.sh(&format!(
+        "cat /tmp/{tok}; echo inside > /tmp/{tok}-new && cat /tmp/{tok}-new; \
+         echo shm > /dev/shm/{tok} && cat /dev/shm/{tok}; echo root > in-root.txt && echo RAN"
+    ));
+    let _ = std::fs::remove_file(&host_file);
+    out.expect_code(0);
+    assert!(!out.stdout.contains("HW-HOST-TMP-SECRET"), "the host's /tmp file was read\n{out}");
+    assert!(out.stdout.contains("inside\nshm\nRAN"), "the private /tmp and /dev/shm work\n{out}");
+    assert!(!Path::new("/tmp").join(format!("{tok}-new")).exists(), "the write reached the host's /tmp");
+    // The root under /tmp is the program's, for both.
+    let (code, v) = check("write", sb.root.join("in-root.txt").to_str().unwrap());
+    assert_eq!((code, v["verdict"].as_str()), (0, Some("allow")), "{v}");
+    assert_eq!(sb.read("in-root.txt").as_deref(), Some("root\n"));
+}

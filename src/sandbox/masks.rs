@@ -11,7 +11,8 @@
 //!   once (its files are listed for secret discovery, nothing in it is matched); a denied
 //!   *symlink* has its target masked when that target lies inside a root or a writable directory
 //!   (elsewhere it is not even in the child's view); an anchored literal pattern reached through a
-//!   symlinked directory (`link/secret.txt`) masks the real path;
+//!   symlinked directory (`link/secret.txt`) masks the real path, pins the directories above it
+//!   and binds the link read-only over itself — a loop on the way is noted for strict mode;
 //! * every entry a write-protect rule covers (`.git/hooks`, `.git/config`, the policy's own
 //!   files inside a root) is bound read-only over itself;
 //! * hullward's own state (`$HULLWARD_HOME`, the audit log) inside a root is masked;
@@ -108,6 +109,15 @@ pub struct Bounded {
     pub reason: String,
 }
 
+/// An anchored deny pattern whose path under a root cannot be resolved (a symlink loop): what it
+/// names cannot be masked, so strict mode refuses the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkLoop {
+    pub path: PathBuf,
+    pub pattern: String,
+    pub reason: String,
+}
+
 /// The protected entries found under the roots at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -138,6 +148,8 @@ pub struct Snapshot {
     /// in the meantime (`renameat2` exchange by a concurrent process) stops the call instead of
     /// leaving the protected inode uncovered under another name.
     pub identities: BTreeMap<PathBuf, (u64, u64)>,
+    /// Anchored deny patterns whose path runs into a symlink loop.
+    pub link_loops: Vec<LinkLoop>,
 }
 
 /// How a protected entry differs after a call.
@@ -259,8 +271,10 @@ struct Found {
     skipped_links: Vec<PathBuf>,
     stamps: Vec<(PathBuf, Stamped)>,
     git_dirs: Vec<PathBuf>,
-    /// Directories pinned because a repository lies in or below them.
-    repository_pins: Vec<PathBuf>,
+    /// Directories pinned by the walk itself: a repository lies in or below them, or a deny
+    /// pattern spelled through a symlink reaches below them.
+    walk_pins: Vec<PathBuf>,
+    link_loops: Vec<LinkLoop>,
     /// Identities of entries protected without a stamp (pins, symlink targets), as walked.
     identities: Vec<(PathBuf, (u64, u64))>,
     dirs: Vec<(PathBuf, i128)>,
@@ -406,7 +420,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
     let within: Vec<&Path> = spec.roots.iter().chain(spec.inside).map(PathBuf::as_path).collect();
     let masks = collapse(outermost(found.masks), spec.limits.max_masks, &within, &mut found.bounded);
     let mut pins = pins_for(spec.roots, spec.deny, &masks);
-    pins.append(&mut found.repository_pins);
+    pins.append(&mut found.walk_pins);
     pins.extend(policy_file_pins(spec));
     let pins = bound_pins(pins, &masks, spec.limits.max_masks, &mut found.read_only, &mut found.bounded);
     let mut read_only = outermost(found.read_only);
@@ -440,6 +454,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         write_matches: found.write_matches,
         located: found.located.into_iter().collect(),
         identities,
+        link_loops: found.link_loops,
     })
 }
 
@@ -747,7 +762,7 @@ impl Walk<'_> {
             dir.push(comp);
             let identity = identity_of(&dir);
             let mut f = self.found();
-            f.repository_pins.push(dir.clone());
+            f.walk_pins.push(dir.clone());
             f.identities.extend(identity.map(|i| (dir.clone(), i)));
         }
     }
@@ -856,7 +871,12 @@ impl Walk<'_> {
 
     /// An anchored deny pattern whose literal part passes through a symlinked directory
     /// (`link/secret.txt`, `link/**` with `link` → `real`) names a real path the walk never
-    /// reaches under that name: mask the real path.
+    /// reaches under that name. It is resolved once, here: the real path is masked, the
+    /// directories between its tree and it are pinned, and the symlink on the way is bound
+    /// read-only over itself (a bind onto the link, opened without following it) with the
+    /// directories above it pinned — so the program can neither move the real path away nor
+    /// retarget the link for the next call. A spelling that runs into a symlink loop is noted in
+    /// [`Snapshot::link_loops`]: strict mode refuses the call, naming it.
     fn literal_through_symlinks(&self) {
         for rule in self.spec.deny.rules() {
             if matches!(rule.origin, Origin::Builtin(_)) || rule.pattern.starts_with("**") {
@@ -872,23 +892,88 @@ impl Walk<'_> {
             }
             for root in self.spec.roots {
                 let lexical = root.join(literal);
-                let Ok(real) = std::fs::canonicalize(&lexical) else { continue };
-                if real == lexical || !self.inside(&real) {
+                let links = links_on_the_way(root, Path::new(literal));
+                if links.is_empty() {
                     continue;
                 }
-                if let Ok(meta) = std::fs::metadata(&real) {
-                    let mut f = self.found();
-                    f.identities.push((real.clone(), (meta.dev(), meta.ino())));
-                    f.masks.push(Mask {
-                        path: real,
-                        kind: kind_of(&meta),
-                        pattern: rule.pattern.clone(),
-                        via_symlink: Some(lexical),
-                    });
+                let real = match crate::guard::path::resolve(&lexical, root) {
+                    Ok(real) => real,
+                    Err(e) => {
+                        self.found().link_loops.push(LinkLoop {
+                            path: lexical.clone(),
+                            pattern: rule.pattern.clone(),
+                            reason: e.to_string(),
+                        });
+                        continue;
+                    }
+                };
+                for link in &links {
+                    self.pin_between(root, link);
+                    self.protect(link, MaskKind::File, &rule.pattern, true);
                 }
+                let Some(tree) = self.tree_of(&real) else { continue };
+                self.pin_between(&tree, &real);
+                let Ok(meta) = std::fs::metadata(&real) else {
+                    continue;
+                };
+                let mut f = self.found();
+                f.identities.push((real.clone(), (meta.dev(), meta.ino())));
+                f.masks.push(Mask {
+                    path: real,
+                    kind: kind_of(&meta),
+                    pattern: rule.pattern.clone(),
+                    via_symlink: Some(lexical.clone()),
+                });
             }
         }
     }
+
+    /// The root or writable directory that contains `path`, the longest first.
+    fn tree_of(&self, path: &Path) -> Option<PathBuf> {
+        self.spec
+            .roots
+            .iter()
+            .chain(self.spec.inside)
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .cloned()
+    }
+
+    /// Pins every existing directory strictly between `tree` and `path`.
+    fn pin_between(&self, tree: &Path, path: &Path) {
+        let Ok(rel) = path.strip_prefix(tree) else { return };
+        let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) else { return };
+        let mut dir = tree.to_path_buf();
+        for comp in parent.components() {
+            dir.push(comp);
+            let Ok(meta) = std::fs::symlink_metadata(&dir) else { return };
+            if !meta.is_dir() {
+                return;
+            }
+            let mut f = self.found();
+            f.walk_pins.push(dir.clone());
+            f.identities.push((dir.clone(), (meta.dev(), meta.ino())));
+        }
+    }
+}
+
+/// The symlinks among the existing components of `root/rel` (below `root`), in order; the walk
+/// stops at the first one, since what follows lies under its target.
+fn links_on_the_way(root: &Path, rel: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut at = root.to_path_buf();
+    for comp in rel.components() {
+        at.push(comp);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                out.push(at.clone());
+                break;
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    out
 }
 
 /// The directories between each root and the policy files inside it (`.agent` for
@@ -1180,6 +1265,38 @@ mod tests {
         assert_eq!(rel(&root, &snap.masks), vec![("a".into(), MaskKind::Dir)]);
         let snap = scan_deny(&root, &rules(&["alias/b/ok.txt"]));
         assert_eq!(rel(&root, &snap.masks), vec![("a/b/ok.txt".into(), MaskKind::File)]);
+        // The real path cannot be moved away, nor the link retargeted.
+        assert!(
+            snap.pins.contains(&root.join("a")) && snap.pins.contains(&root.join("a/b")),
+            "{:?}",
+            snap.pins
+        );
+        assert!(
+            rel(&root, &snap.read_only).contains(&("alias".into(), MaskKind::File)),
+            "{:?}",
+            snap.read_only
+        );
+        assert_eq!(
+            snap.identities.get(&root.join("alias")),
+            Some(&identity_of(&root.join("alias")).unwrap())
+        );
+        assert!(snap.link_loops.is_empty());
+        // A link in a deeper directory pins the directories above it.
+        std::fs::create_dir_all(root.join("deep/er")).unwrap();
+        symlink(root.join("a"), root.join("deep/er/alias")).unwrap();
+        let snap = scan_deny(&root, &rules(&["deep/er/alias/b/ok.txt"]));
+        assert!(
+            snap.pins.contains(&root.join("deep")) && snap.pins.contains(&root.join("deep/er")),
+            "{:?}",
+            snap.pins
+        );
+        // A loop on the way is noted (strict mode refuses), naming the spelled path.
+        symlink(root.join("loop-b"), root.join("loop-a")).unwrap();
+        symlink(root.join("loop-a"), root.join("loop-b")).unwrap();
+        let snap = scan_deny(&root, &rules(&["loop-a/secret.key"]));
+        assert_eq!(snap.link_loops.len(), 1, "{:?}", snap.link_loops);
+        assert_eq!(snap.link_loops[0].path, root.join("loop-a/secret.key"));
+        assert!(snap.link_loops[0].reason.contains("symbolic links"), "{:?}", snap.link_loops);
     }
 
     #[test]

@@ -455,6 +455,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     if !yolo {
         add_read_only_masks(policy, read_only_dirs, &mut snapshot)?;
         missing.extend(unprotected_policy_files(policy, &scanned, mount_ns, &snapshot));
+        missing.extend(snapshot.link_loops.iter().map(unresolvable_deny));
         if policy.sandbox.strict && !missing.is_empty() {
             return Err(PlanError::StrictRefused(missing));
         }
@@ -623,6 +624,17 @@ fn unprotected_policy_files(
                 .into(),
         })
         .collect()
+}
+
+/// A deny path that runs into a symlink loop, as a promise no layer holds (see
+/// `masks::LinkLoop`).
+fn unresolvable_deny(l: &masks::LinkLoop) -> Missing {
+    Missing {
+        promise: "deny inside the roots".into(),
+        feature: format!("a mask for '{}' (deny rule '{}'): {}", l.path.display(), l.pattern, l.reason),
+        consequence: format!("whatever '{}' names is not masked", l.path.display()),
+        remedy: "remove the symlink loop, or spell the deny rule with the real path".into(),
+    }
 }
 
 /// The deny masks inside the read-only directories (`--ro`, `ReadOnlyDirs`): their directories
