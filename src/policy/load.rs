@@ -730,8 +730,13 @@ fn finish(
             }
         }
     }
-    let writable_trees: Vec<PathBuf> =
-        std::iter::once(&root).chain(&includes).chain(&writable).cloned().collect();
+    // A tree of `/` grants everything already (the view refuses it): no symlink widens it.
+    let writable_trees: Vec<PathBuf> = std::iter::once(&root)
+        .chain(&includes)
+        .chain(&writable)
+        .filter(|t| t.as_path() != Path::new("/"))
+        .cloned()
+        .collect();
     refuse_planted_grants(&acc, &writable_trees, &mut diags);
     let (system, mut system_links) =
         resolve_listed(acc.system.as_deref().unwrap_or_default(), &mut diags, |raw, diags| {
