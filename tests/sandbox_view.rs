@@ -479,3 +479,64 @@ fn check_and_run_agree_that_the_hosts_tmp_run_and_shm_are_not_the_programs() {
     assert_eq!((code, v["verdict"].as_str()), (0, Some("allow")), "{v}");
     assert_eq!(sb.read("in-root.txt").as_deref(), Some("root\n"));
 }
+
+/// Issue 9, point 9: `Read` globs bind `run` and `sh` as they bind `check path` — what they do
+/// not cover can be listed and written but not read or executed, also after a move, a hard
+/// link or a symlink into a covered directory; what they cover reads as before. Without
+/// Landlock no layer holds the promise: strict mode refuses.
+#[test]
+fn read_globs_bind_the_program_as_they_bind_check_path() {
+    let sb = Sandbox::new();
+    sb.write("src/main.rs", "fn main() {} // HW-SRC-OK\n");
+    sb.write("notes/plan.md", "HW-NOTES-MD-OK\n");
+    sb.write("private/data.txt", "HW-READ-DENIED-8812\n");
+    let tool = sb.write("tools/run.sh", "#!/bin/sh\necho HW-EXEC-RAN\n");
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let flags = ["--read", "src/**", "--read", "**/*.md"];
+    let out = sb.sh_with(
+        &flags,
+        &format!(
+            "{TRY}\
+             try read-src cat src/main.rs; \
+             try read-md cat notes/plan.md; \
+             try read-private cat private/data.txt; \
+             try exec-tool ./tools/run.sh; \
+             try copy-out cp private/data.txt /tmp/copy; \
+             try mv-into-src mv private/data.txt src/data.txt; \
+             try ln-into-src ln private/data.txt src/hard.txt; \
+             try read-via-link sh -c 'ln -sf ../private/data.txt src/link.txt && cat src/link.txt'; \
+             try list ls private; \
+             try write-private sh -c 'echo new > private/new.txt'; \
+             try write-src sh -c 'echo more >> src/main.rs'"
+        ),
+    );
+    out.expect_code(0);
+    assert!(!out.stdout.contains("HW-READ-DENIED") && !out.stdout.contains("HW-EXEC-RAN"), "{out}");
+    all_blocked(
+        &out,
+        &["read-private", "exec-tool", "copy-out", "mv-into-src", "ln-into-src", "read-via-link"],
+    );
+    all_worked(&out, &["read-src", "read-md", "list", "write-private", "write-src"]);
+    assert_eq!(sb.read("private/data.txt").as_deref(), Some("HW-READ-DENIED-8812\n"));
+    assert_eq!(sb.read("private/new.txt").as_deref(), Some("new\n"));
+    // `check path` decides the same.
+    for (op, path, verdict) in [
+        ("read", "private/data.txt", "deny"),
+        ("exec", "tools/run.sh", "deny"),
+        ("read", "src/main.rs", "allow"),
+        ("read", "notes/plan.md", "allow"),
+        ("list", "private", "allow"),
+        ("write", "private/new.txt", "allow"),
+    ] {
+        let c = support::output(
+            sb.hullward()
+                .args(["check", "path", "--read", "src/**", "--read", "**/*.md", op, path, "--json"]),
+        );
+        let v: serde_json::Value = serde_json::from_str(&c.stdout).unwrap_or_else(|e| panic!("{e}\n{c}"));
+        assert_eq!(v["verdict"], verdict, "{op} {path}: {v}");
+    }
+    // No Landlock, no layer for the promise: strict refuses, naming it.
+    let out = support::output(sb.run_cmd(&flags, &["cat", "src/main.rs"]).env("HULLWARD_LANDLOCK_ABI", "0"));
+    out.expect_code(3);
+    assert!(out.stderr.contains("Read globs"), "{out}");
+}

@@ -141,6 +141,9 @@ pub struct Snapshot {
     pub covered_files: Vec<PathBuf>,
     /// Regular files every write list of [`ScanSpec::write_lists`] covers and one matches.
     pub write_matches: Vec<PathBuf>,
+    /// Files [`ScanSpec::read`] matches and directories it covers as a whole (symlinks never),
+    /// outermost only.
+    pub read_matches: Vec<PathBuf>,
     /// After a [`rescan`]: where the inodes of the earlier walk's protected entries are now.
     pub located: BTreeMap<(u64, u64), PathBuf>,
     /// The `(st_dev, st_ino)` of every mask, read-only bind and pin target as the walk found it
@@ -213,6 +216,8 @@ pub struct ScanSpec<'a> {
     pub inside: &'a [PathBuf],
     /// The write lists (`Write`, `ChangeEnvelope`) whose matching files the grants need.
     pub write_lists: Vec<&'a GlobRules>,
+    /// The `Read` list whose matching entries the read grants need ([`Snapshot::read_matches`]).
+    pub read: Option<&'a GlobRules>,
     /// List the files inside denied directories ([`Snapshot::covered_files`]).
     pub covered_files: bool,
     pub limits: WalkLimits,
@@ -259,6 +264,7 @@ fn policy_spec<'a>(
         hidden,
         inside: &policy.sandbox.writable,
         write_lists,
+        read: (covered_files && !policy.read.is_empty()).then_some(&policy.read),
         covered_files,
         limits: WalkLimits::default(),
     }
@@ -283,6 +289,7 @@ struct Found {
     bounded: Vec<Bounded>,
     covered_files: Vec<PathBuf>,
     write_matches: Vec<PathBuf>,
+    read_matches: Vec<PathBuf>,
     located: Vec<((u64, u64), PathBuf)>,
     error: Option<WalkError>,
 }
@@ -318,6 +325,8 @@ struct Pending {
     depth: usize,
     /// Inside a directory a deny rule covers: only its files are listed.
     covered: bool,
+    /// Inside a directory [`ScanSpec::read`] covers as a whole: nothing in it is listed again.
+    read_covered: bool,
 }
 
 /// Directories waiting to be read, shared by the walking threads.
@@ -390,7 +399,13 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
             .collect(),
         queue: Mutex::new(Queue {
             dirs: (0..spec.roots.len())
-                .map(|root| Pending { root, rel: PathBuf::new(), depth: 0, covered: false })
+                .map(|root| Pending {
+                    root,
+                    rel: PathBuf::new(),
+                    depth: 0,
+                    covered: false,
+                    read_covered: false,
+                })
                 .collect(),
             active: 0,
             stop: false,
@@ -439,6 +454,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
     found.covered_files.sort();
     found.write_matches.sort();
     found.write_matches.dedup();
+    found.read_matches.sort();
     found.bounded.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Snapshot {
         masks,
@@ -452,6 +468,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         bounded: found.bounded,
         covered_files: found.covered_files,
         write_matches: found.write_matches,
+        read_matches: found.read_matches,
         located: found.located.into_iter().collect(),
         identities,
         link_loops: found.link_loops,
@@ -666,6 +683,7 @@ impl Walk<'_> {
                     rel: rel.to_path_buf(),
                     depth: at.depth + 1,
                     covered: false,
+                    read_covered: false,
                 })
                 .collect());
         }
@@ -696,12 +714,17 @@ impl Walk<'_> {
                         rel: child.clone(),
                         depth: at.depth + 1,
                         covered: true,
+                        read_covered: false,
                     });
                 } else if ft.is_file() {
                     self.found().covered_files.push(path);
                 }
                 child.pop();
                 continue;
+            }
+            let read_match = !at.read_covered && !ft.is_symlink() && self.read_match(&child, ft.is_dir());
+            if read_match {
+                self.found().read_matches.push(path.clone());
             }
             if ft.is_dir() {
                 if child.file_name() == Some(".git".as_ref()) {
@@ -711,7 +734,13 @@ impl Walk<'_> {
                         self.hooks_dir(&path);
                     }
                 }
-                let next = Pending { root: at.root, rel: child.clone(), depth: at.depth + 1, covered: false };
+                let next = Pending {
+                    root: at.root,
+                    rel: child.clone(),
+                    depth: at.depth + 1,
+                    covered: false,
+                    read_covered: at.read_covered || read_match,
+                };
                 if self.hidden(&path) {
                     self.hide(&path, MaskKind::Dir);
                 } else if let Some(rule) = spec.deny.covers_dir(&child) {
@@ -796,6 +825,16 @@ impl Walk<'_> {
     /// components, too slow for every entry of a large tree).
     fn hidden(&self, path: &Path) -> bool {
         self.hidden.iter().any(|h| h.as_os_str().as_bytes() == path.as_os_str().as_bytes())
+    }
+
+    /// Whether [`ScanSpec::read`] covers `rel`: a directory as a whole, a file by a match.
+    fn read_match(&self, rel: &Path, is_dir: bool) -> bool {
+        let Some(read) = self.spec.read else { return false };
+        if is_dir {
+            read.covers_dir(rel).is_some()
+        } else {
+            read.match_exact(rel).is_some()
+        }
     }
 
     /// Whether every write list covers `rel` and one of them matches it.
@@ -1146,6 +1185,7 @@ mod tests {
             hidden: &[],
             inside: &[],
             write_lists: Vec::new(),
+            read: None,
             covered_files: true,
             limits: WalkLimits::default(),
         }

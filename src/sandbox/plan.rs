@@ -28,6 +28,7 @@ use super::kernel::{KernelSupport, Layer, SCOPES_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
 use super::masks::{self, Mask, MaskKind, Snapshot};
 use super::protect;
+use super::reads::{self, ReadGrants};
 use super::seccomp::SocketPolicy;
 use super::sys;
 use super::view::{self, Source, ViewSpec, DEVICES, PRIVATE_TMPFS};
@@ -86,6 +87,8 @@ pub struct SandboxPlan {
     pub mounts: Option<view::View>,
     /// Read-write places inside read-only roots (`Write` globs, `ChangeEnvelope`).
     pub write_grants: Option<WriteGrants>,
+    /// The only places inside the roots the program may read (`Read` globs), as Landlock rules.
+    pub read_grants: Option<ReadGrants>,
     /// The directories walked for the snapshot (walked again after the call).
     pub scanned: Vec<PathBuf>,
     pub snapshot: Snapshot,
@@ -227,6 +230,14 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
                     .into(),
         },
     ];
+    if reads::restricted(policy) {
+        out.push(PromiseCheck {
+            promise: "reads inside the roots only where the Read globs allow",
+            layers: vec![landlock(1, "filesystem rules")],
+            without: "the Read globs for the program: it reads every file in the roots (the file tools still check them)"
+                .into(),
+        });
+    }
     match policy.sandbox.network {
         NetMode::None => out.push(PromiseCheck {
             promise: "network cut",
@@ -465,6 +476,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     // read-write on top.
     let write_grants = (!yolo && !policy.sandbox.read_only && grants::restricted(policy))
         .then(|| grants::compute(policy, &roots, &snapshot));
+    let read_grants = (!yolo && reads::restricted(policy)).then(|| reads::compute(policy, &roots, &snapshot));
     let (read_write, read_only) = match (&write_grants, policy.sandbox.read_only) {
         (_, true) => (writable_host.clone(), roots.clone()),
         (Some(g), false) => {
@@ -517,6 +529,9 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
             );
             rules.extend(read_write.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadWrite }));
             rules.extend(read_only.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec }));
+            if let Some(reads) = &read_grants {
+                reads.apply(&mut rules, &roots);
+            }
             let mut child_rules = Vec::new();
             if mount_ns {
                 child_rules.push(PathRule { path: "/".into(), grant: Grant::List });
@@ -577,6 +592,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         view,
         mounts,
         write_grants,
+        read_grants,
         scanned,
         snapshot,
         landlock,
@@ -809,6 +825,10 @@ impl SandboxPlan {
             "write_grants": self.write_grants.as_ref().map(|g| json!({
                 "dirs": g.dirs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
                 "files": g.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "notes": g.notes,
+            })),
+            "read_grants": self.read_grants.as_ref().map(|g| json!({
+                "places": g.places.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
                 "notes": g.notes,
             })),
             "masks": masks,
