@@ -540,3 +540,42 @@ fn read_globs_bind_the_program_as_they_bind_check_path() {
     out.expect_code(3);
     assert!(out.stderr.contains("Read globs"), "{out}");
 }
+
+/// Issue 9 (tests): a tracked `.env.example` — masked by the built-in `.env.*` deny, which
+/// Decision 5 keeps — does not break `git status` or `git add -A` in the child: its stand-in has
+/// the file's size and modification time, and the child's git compares only those. The content
+/// stays unreadable, and ordinary work (edit, add, commit) goes on.
+#[test]
+fn a_tracked_masked_file_does_not_break_git_status_or_add() {
+    let sb = Sandbox::new();
+    sb.write(".env.example", "API_KEY=HW-EXAMPLE-VALUE-2290\n");
+    sb.write("config/.env.test", "TOKEN=HW-EXAMPLE-TOKEN-7781\n");
+    sb.write("README.md", "readme\n");
+    // Older than the index: a file written in the same second as the index is "racily clean"
+    // and git would read it again whatever its stat data says.
+    sb.control(&format!(
+        "touch -d '2024-01-01 00:00:00' .env.example config/.env.test README.md \
+         && git init -q -b main . && git add -A && {GIT_ID} commit -qm one"
+    ))
+    .expect_code(0);
+    let out = sb.sh(&format!(
+        "{TRY}\
+         try read cat .env.example; \
+         try read-nested cat config/.env.test; \
+         echo STATUS=$(git status --porcelain 2>&1 | tr '\\n' ' '); \
+         try add git add -A; \
+         echo change >> README.md; \
+         try add-edit git add -A; \
+         try commit {GIT_ID} commit -qm two; \
+         echo AFTER=$(git status --porcelain 2>&1 | tr '\\n' ' ')"
+    ));
+    out.expect_code(0);
+    assert!(!out.stdout.contains("HW-EXAMPLE"), "{out}");
+    all_blocked(&out, &["read", "read-nested"]);
+    all_worked(&out, &["add", "add-edit", "commit"]);
+    assert_eq!(out.value("STATUS").as_deref(), Some(""), "git status in the child\n{out}");
+    assert_eq!(out.value("AFTER").as_deref(), Some(""), "git status after the commit\n{out}");
+    let host = sb.control("git show --name-only --format= HEAD; git status --porcelain; cat .env.example");
+    host.expect_code(0);
+    assert_eq!(host.stdout, "README.md\nAPI_KEY=HW-EXAMPLE-VALUE-2290\n", "{host}");
+}

@@ -109,6 +109,14 @@ pub struct Bounded {
     pub reason: String,
 }
 
+/// What a stand-in copies of a masked file: its size, modification time and execute bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Shape {
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub exec_bits: u32,
+}
+
 /// An anchored deny pattern whose path under a root cannot be resolved (a symlink loop): what it
 /// names cannot be masked, so strict mode refuses the call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1097,6 +1105,25 @@ fn pins_for(roots: &[PathBuf], deny: &GlobRules, masks: &[Mask]) -> Vec<PathBuf>
 }
 
 impl Snapshot {
+    /// The masked regular files inside a repository's working tree (a `.env.example` git
+    /// tracks), each with the shape its stand-in copies: git compares a tracked file's stat
+    /// data, and an empty mask would show as modified. Elsewhere a mask stays the empty file,
+    /// which does not even give away the size.
+    pub fn stand_in_shapes(&self) -> BTreeMap<PathBuf, Shape> {
+        let work_trees: Vec<&Path> = self.git_dirs.iter().filter_map(|g| g.parent()).collect();
+        self.masks
+            .iter()
+            .filter(|m| m.kind == MaskKind::File && work_trees.iter().any(|w| m.path.starts_with(w)))
+            .filter_map(|m| {
+                let stamp = self.stamps.get(&m.path)?.stamp;
+                let meta = std::fs::symlink_metadata(&m.path).ok().filter(|meta| meta.is_file())?;
+                let shape =
+                    Shape { size: stamp.size, mtime_ns: stamp.mtime_ns, exec_bits: meta.mode() & 0o111 };
+                Some((m.path.clone(), shape))
+            })
+            .collect()
+    }
+
     /// The files whose values the output must never show: every denied entry (a directory or a
     /// special file is skipped by the reader) and the files inside denied directories.
     pub fn secret_files(&self) -> impl Iterator<Item = &Path> {

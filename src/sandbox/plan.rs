@@ -435,7 +435,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     };
     let home = mount_ns.then(|| child_home(policy));
     proxy_env.extend(home.iter().map(|h| ("HOME".to_string(), h.path.display().to_string())));
-    let env = if yolo {
+    let mut env = if yolo {
         ChildEnv {
             vars: call.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             ..Default::default()
@@ -501,11 +501,19 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         tmpfs_size: policy.sandbox.limits.memory_bytes.map_or_else(|| "50%".to_string(), |m| m.to_string()),
         files: view_files.clone(),
         masks: if kernel.refuses(Layer::Masks).is_none() { snapshot.masks.clone() } else { Vec::new() },
+        stand_ins: if kernel.refuses(Layer::Masks).is_none() {
+            snapshot.stand_in_shapes()
+        } else {
+            Default::default()
+        },
         read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
         identities: snapshot.identities.clone(),
     });
     let mounts = view.as_ref().map(view::build).transpose()?;
+    if view.as_ref().is_some_and(|v| !v.stand_ins.is_empty()) {
+        view::stand_in_git_config(&mut env.vars);
+    }
 
     let landlock =
         (!yolo && kernel.landlock_abi > 0 && kernel.refuses(Layer::Landlock).is_none()).then(|| {
