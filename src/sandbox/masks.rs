@@ -1004,12 +1004,13 @@ impl Walk<'_> {
     }
 }
 
-/// The symlinks among the existing components of `root/rel` (below `root`), in order; the walk
-/// stops at the first one, since what follows lies under its target.
+/// The first symlink among the existing directories on the way to `root/rel` (below `root`;
+/// what follows it lies under its target). The last component is not looked at: a denied
+/// entry that is itself a symlink is the walk's (its target masked, the link stamped as denied).
 fn links_on_the_way(root: &Path, rel: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut at = root.to_path_buf();
-    for comp in rel.components() {
+    for comp in rel.parent().into_iter().flat_map(Path::components) {
         at.push(comp);
         match std::fs::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => {
