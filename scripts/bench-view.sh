@@ -32,8 +32,9 @@ ln -s real "$ws/alias"
 echo 'Sandbox: {Timeout: 30s}' > "$ws/.agent/hullward.yaml"
 echo 'use flake' > "$ws/.envrc"
 echo '# notes' > "$ws/README.md"
-(cd "$ws" && touch -d '2024-01-01' .env.example && git init -q -b main . && git init -q -b main sub \
-  && git add -A && git -c user.name=b -c user.email=b@b commit -qm one)
+gitc() { git -c user.name=b -c user.email=b@b -c advice.addEmbeddedRepo=false "$@"; }
+(cd "$ws" && touch -d '2024-01-01' .env.example && git init -q -b main sub \
+  && gitc -C sub commit -q --allow-empty -m sub && git init -q -b main . && gitc add -A && gitc commit -qm one)
 cd "$ws"
 guard=(--config .agent/hullward.yaml --read 'src/**' --read '**/*.md' --deny alias/dir/secret.txt)
 g="${guard[*]}"

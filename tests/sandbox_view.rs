@@ -579,3 +579,36 @@ fn a_tracked_masked_file_does_not_break_git_status_or_add() {
     host.expect_code(0);
     assert_eq!(host.stdout, "README.md\nAPI_KEY=HW-EXAMPLE-VALUE-2290\n", "{host}");
 }
+
+/// A denied symlink (`.env` → `store/creds.txt`) has its target masked; retargeted, it would
+/// uncover that target in the next call — so the link is bound read-only over itself, like a
+/// `.git` that is a symlink to the repository (replaced, it would point git elsewhere).
+#[test]
+fn a_denied_symlink_and_a_symlinked_git_cannot_be_retargeted() {
+    let sb = Sandbox::new();
+    sb.write("store/creds.txt", "HW-CREDS-BEHIND-ENV-4410\n");
+    sb.write("README.md", "readme\n");
+    std::os::unix::fs::symlink("store/creds.txt", sb.root.join(".env")).unwrap();
+    sb.control("git init -q -b main gitstore/real && mkdir proj && ln -s ../gitstore/real/.git proj/.git")
+        .expect_code(0);
+    let script = format!(
+        "{TRY}\
+         try read-env cat .env; \
+         try read-target cat store/creds.txt; \
+         try retarget-env ln -sfn README.md .env; \
+         try rm-env rm .env; \
+         try retarget-git ln -sfn /tmp/evil proj/.git; \
+         try rm-git rm proj/.git; \
+         try status sh -c 'cd proj && git status --porcelain'; \
+         try readme cat README.md"
+    );
+    let out = sb.sh(&script);
+    out.expect_code(0);
+    assert!(!out.stdout.contains("HW-CREDS-BEHIND-ENV"), "{out}");
+    all_blocked(&out, &["read-env", "read-target", "retarget-env", "rm-env", "retarget-git", "rm-git"]);
+    all_worked(&out, &["status", "readme"]);
+    assert_eq!(std::fs::read_link(sb.root.join(".env")).unwrap(), Path::new("store/creds.txt"));
+    assert_eq!(std::fs::read_link(sb.root.join("proj/.git")).unwrap(), Path::new("../gitstore/real/.git"));
+    let again = sb.sh("cat store/creds.txt; echo RAN");
+    assert!(again.has_line("RAN") && !again.stdout.contains("HW-CREDS-BEHIND-ENV"), "{again}");
+}

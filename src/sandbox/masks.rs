@@ -10,7 +10,8 @@
 //!   file or directory mounted over it; a directory covered as a whole (`secrets/**`) is masked
 //!   once (its files are listed for secret discovery, nothing in it is matched); a denied
 //!   *symlink* has its target masked when that target lies inside a root or a writable directory
-//!   (elsewhere it is not even in the child's view); an anchored literal pattern reached through a
+//!   (elsewhere it is not even in the child's view), and is itself bound read-only (no
+//!   retargeting); an anchored literal pattern reached through a
 //!   symlinked directory (`link/secret.txt`) masks the real path, pins the directories above it
 //!   and binds the link read-only over itself — a loop on the way is noted for strict mode;
 //! * every entry a write-protect rule covers (`.git/hooks`, `.git/config`, the policy's own
@@ -766,16 +767,25 @@ impl Walk<'_> {
             } else if self.hidden(&path) {
                 self.hide(&path, MaskKind::File);
             } else if spec.git_metadata && child.file_name() == Some(".git".as_ref()) {
-                self.gitfile(base, &child, ft.is_symlink());
+                self.gitfile(base, &child);
             } else if ft.is_symlink() {
                 // Denied by its own name, or as a denied directory (`secrets/**` with `secrets` a
                 // link to elsewhere in the roots): either way its target is masked, and the link
-                // itself is stamped (a link planted under a denied name is a protected change).
+                // itself is stamped (a link planted under a denied name is a protected change)
+                // and bound read-only over itself (retargeted, it would uncover the target in
+                // the next call). A write-protected link is bound read-only the same way.
                 if let Some(rule) = spec.deny.covers_dir(&child) {
-                    self.stamp_only(&path, &rule.pattern, false);
+                    if self.stamp_only(&path, &rule.pattern, false) {
+                        self.found().read_only.push(Mask {
+                            path: path.clone(),
+                            kind: MaskKind::File,
+                            pattern: rule.pattern.clone(),
+                            via_symlink: None,
+                        });
+                    }
                     self.masked_link_target(&path, &rule.pattern);
                 } else if let Some(rule) = spec.write_protect.match_exact(&child) {
-                    self.stamp_only(&path, &rule.pattern, true);
+                    self.protect(&path, MaskKind::File, &rule.pattern, true);
                 }
             } else if let Some(rule) = spec.deny.match_exact(&child) {
                 self.protect(&path, MaskKind::File, &rule.pattern, false);
@@ -815,15 +825,12 @@ impl Walk<'_> {
     }
 
     /// A `.git` that is not a directory: a gitfile (`gitdir: …`, a submodule's or a linked
-    /// worktree's) says where the repository is, so it is bound read-only and its directory
-    /// pinned; a symlink cannot be bound over and is only stamped (a replacement is quarantined).
-    fn gitfile(&self, base: &Path, rel: &Path, symlink: bool) {
+    /// worktree's) or a symlink says where the repository is, so it is bound read-only over
+    /// itself (a symlink too: the bind is made onto the link, not its target) and its directory
+    /// pinned.
+    fn gitfile(&self, base: &Path, rel: &Path) {
         let path = base.join(rel);
-        if symlink {
-            self.stamp_only(&path, GITFILE, true);
-        } else {
-            self.protect(&path, MaskKind::File, GITFILE, true);
-        }
+        self.protect(&path, MaskKind::File, GITFILE, true);
         if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
             self.pin_down_to(base, parent);
         }
