@@ -612,3 +612,41 @@ fn a_denied_symlink_and_a_symlinked_git_cannot_be_retargeted() {
     let again = sb.sh("cat store/creds.txt; echo RAN");
     assert!(again.has_line("RAN") && !again.stdout.contains("HW-CREDS-BEHIND-ENV"), "{again}");
 }
+
+/// Issue 9, point 9: deny rules apply inside every granted tree, `System` included — a `.env` in
+/// a System directory (`/opt/app/.env`) is masked for `run` as `check path` denies it, and an
+/// anchored rule is relative to the System directory for both; the rest reads as before.
+#[test]
+fn deny_rules_apply_inside_system_dirs_for_run_as_for_check() {
+    let sb = Sandbox::new();
+    let app = sb.base.join("sysapp");
+    support::write_mode(&app.join(".env"), "APP_TOKEN=HW-SYSTEM-ENV-5150\n", 0o644);
+    support::write_mode(&app.join("conf/app.yaml"), "name: app\n", 0o644);
+    support::write_mode(&app.join("conf/secret.yaml"), "key: HW-SYSTEM-ANCHORED-7731\n", 0o644);
+    let config = sb.config(&format!("Sandbox:\n  System: [{}]\n", app.display()));
+    let flags = ["--config", config.to_str().unwrap(), "--deny", "conf/secret.yaml"];
+    let a = app.display();
+    let out = sb.sh_with(
+        &flags,
+        &format!(
+            "{TRY} try env cat {a}/.env; try anchored cat {a}/conf/secret.yaml; \
+             try conf cat {a}/conf/app.yaml; try list ls -a {a}"
+        ),
+    );
+    out.expect_code(0);
+    assert!(!out.stdout.contains("HW-SYSTEM"), "{out}");
+    all_blocked(&out, &["env", "anchored"]);
+    all_worked(&out, &["conf", "list"]);
+    for (rel, verdict) in [(".env", "deny"), ("conf/secret.yaml", "deny"), ("conf/app.yaml", "allow")] {
+        let path = app.join(rel);
+        let c = support::output(sb.hullward().args(flags).args([
+            "check",
+            "path",
+            "read",
+            path.to_str().unwrap(),
+            "--json",
+        ]));
+        let v: serde_json::Value = serde_json::from_str(&c.stdout).unwrap_or_else(|e| panic!("{e}\n{c}"));
+        assert_eq!(v["verdict"], verdict, "{rel}: {v}");
+    }
+}

@@ -24,6 +24,7 @@ use std::str::FromStr;
 use super::Decision;
 use crate::policy::globs::match_key;
 use crate::policy::{GlobRule, Origin, Policy};
+use crate::sandbox::masks::walked_system;
 use crate::sandbox::view::PRIVATE_TMPFS;
 
 /// A file operation.
@@ -153,10 +154,12 @@ fn shown(policy: &Policy, path: &Path) -> String {
 }
 
 /// The deny rule covering `path`, if any. Patterns are relative to the root containing the path,
-/// else to the read-only directory containing it (the masks are laid out the same way).
+/// else to the read-only directory or walked `System` directory containing it (the masks are
+/// laid out the same way), else to `/`.
 pub fn deny_match<'p>(policy: &'p Policy, path: &Path) -> Option<&'p GlobRule> {
     let mut bases = policy.roots();
-    bases.extend(policy.sandbox.read_only_dirs.iter().filter(|d| d.is_dir()).cloned());
+    let read_only = policy.sandbox.read_only_dirs.iter().cloned().chain(walked_system(policy));
+    bases.extend(read_only.filter(|d| d.is_dir()));
     policy.deny.match_covering(match_key(path, &bases))
 }
 

@@ -232,6 +232,28 @@ pub struct ScanSpec<'a> {
     pub limits: WalkLimits,
 }
 
+/// `System` trees the deny rules are not applied in by the walk: the distribution's own files
+/// (package-managed, holding no project's secrets, and too large to walk for every call —
+/// `/usr` alone has 100k entries and more). `check path` still denies a deny match there.
+pub const SYSTEM_UNWALKED: &[&str] = &["/usr", "/nix", "/snap"];
+
+/// The `System` entries the deny rules are applied in like the roots (`/opt/app/.env` is masked
+/// as `check path` denies it): all but [`SYSTEM_UNWALKED`], and but those that hold a root or a
+/// host-writable directory (walked as such already) or lie inside one.
+pub fn walked_system(policy: &Policy) -> Vec<PathBuf> {
+    let private = |w: &PathBuf| super::view::PRIVATE_TMPFS.iter().any(|(d, _)| w == Path::new(d));
+    let writable = policy.sandbox.writable.iter().filter(|w| !private(w)).cloned();
+    let trees: Vec<PathBuf> = policy.roots().into_iter().chain(writable).collect();
+    policy
+        .sandbox
+        .system
+        .iter()
+        .filter(|s| !SYSTEM_UNWALKED.iter().any(|u| s.starts_with(u)))
+        .filter(|s| !trees.iter().any(|t| s.starts_with(t) || t.starts_with(s)))
+        .cloned()
+        .collect()
+}
+
 /// The walk a policy asks for, over `roots`.
 pub fn scan_policy(policy: &Policy, roots: &[PathBuf]) -> Result<Snapshot, WalkError> {
     let hidden = hidden_paths(policy);

@@ -384,7 +384,13 @@ fn writable_host(policy: &Policy, mount_ns: bool) -> Vec<PathBuf> {
 /// What the walks of a sandboxed call cover: the roots, the writable host directories and the
 /// read-only directories (the same set `hullward filter` reads its protected files from).
 pub fn walked_dirs(policy: &Policy) -> Vec<PathBuf> {
-    let read_only = policy.sandbox.read_only_dirs.iter().filter(|d| d.is_dir()).cloned();
+    let read_only = policy
+        .sandbox
+        .read_only_dirs
+        .iter()
+        .cloned()
+        .chain(masks::walked_system(policy))
+        .filter(|d| d.is_dir());
     [policy.roots(), writable_host(policy, true)].into_iter().flatten().chain(read_only).collect()
 }
 
@@ -464,7 +470,8 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
     let mut snapshot = masks::scan_policy(policy, &scanned)?;
     if !yolo {
-        add_read_only_masks(policy, read_only_dirs, &mut snapshot)?;
+        let read_only_trees = [read_only_dirs.clone(), masks::walked_system(policy)].concat();
+        add_read_only_masks(policy, &read_only_trees, &mut snapshot)?;
         missing.extend(unprotected_policy_files(policy, &scanned, mount_ns, &snapshot));
         missing.extend(snapshot.link_loops.iter().map(unresolvable_deny));
         if policy.sandbox.strict && !missing.is_empty() {
@@ -661,7 +668,8 @@ fn unresolvable_deny(l: &masks::LinkLoop) -> Missing {
     }
 }
 
-/// The deny masks inside the read-only directories (`--ro`, `ReadOnlyDirs`): their directories
+/// The deny masks inside the read-only directories (`--ro`, `ReadOnlyDirs`, and the `System`
+/// entries of `masks::walked_system`): their directories
 /// are walked like the roots, and a read-only file is masked when a deny rule names it. Only the
 /// masks join the call's snapshot: nothing there can change during the call, so the walk after
 /// the call (which looks for what the call wrote) covers the writable trees alone.
