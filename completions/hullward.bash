@@ -16,11 +16,20 @@ _hullward() {
             ",$1")
                 cmd="hullward"
                 ;;
+            hullward,apply)
+                cmd="hullward__subcmd__apply"
+                ;;
             hullward,audit)
                 cmd="hullward__subcmd__audit"
                 ;;
+            hullward,backups)
+                cmd="hullward__subcmd__backups"
+                ;;
             hullward,check)
                 cmd="hullward__subcmd__check"
+                ;;
+            hullward,discard)
+                cmd="hullward__subcmd__discard"
                 ;;
             hullward,doctor)
                 cmd="hullward__subcmd__doctor"
@@ -31,6 +40,12 @@ _hullward() {
             hullward,filter)
                 cmd="hullward__subcmd__filter"
                 ;;
+            hullward,mcp)
+                cmd="hullward__subcmd__mcp"
+                ;;
+            hullward,review)
+                cmd="hullward__subcmd__review"
+                ;;
             hullward,run)
                 cmd="hullward__subcmd__run"
                 ;;
@@ -39,6 +54,9 @@ _hullward() {
                 ;;
             hullward,sh)
                 cmd="hullward__subcmd__sh"
+                ;;
+            hullward,undo)
+                cmd="hullward__subcmd__undo"
                 ;;
             hullward,validate)
                 cmd="hullward__subcmd__validate"
@@ -59,7 +77,7 @@ _hullward() {
 
     case "${cmd}" in
         hullward)
-            opts="-h -V --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help --version run sh check filter explain validate doctor serve audit"
+            opts="-h -V --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help --version run sh check filter explain validate doctor serve mcp audit review apply discard undo backups"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -125,6 +143,88 @@ _hullward() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hullward__subcmd__apply)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "none proxy host" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hitl)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
+                --unattended-policy)
+                    COMPREPLY=($(compgen -W "deny allow" -- "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -133,7 +233,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__audit)
-            opts="-h --since --call --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --since --call --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -207,6 +307,10 @@ _hullward() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -214,8 +318,8 @@ _hullward() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        hullward__subcmd__check)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help shell path url"
+        hullward__subcmd__backups)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -279,6 +383,88 @@ _hullward() {
                     ;;
                 --audit)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hullward__subcmd__check)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help shell path url"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "none proxy host" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hitl)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
+                --unattended-policy)
+                    COMPREPLY=($(compgen -W "deny allow" -- "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -289,7 +475,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__check__subcmd__path)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -353,6 +539,10 @@ _hullward() {
                     ;;
                 --audit)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -363,7 +553,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__check__subcmd__shell)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -427,6 +617,10 @@ _hullward() {
                     ;;
                 --audit)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -437,7 +631,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__check__subcmd__url)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -503,6 +697,10 @@ _hullward() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -510,8 +708,8 @@ _hullward() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        hullward__subcmd__doctor)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+        hullward__subcmd__discard)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -575,6 +773,88 @@ _hullward() {
                     ;;
                 --audit)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hullward__subcmd__doctor)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "none proxy host" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hitl)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
+                --unattended-policy)
+                    COMPREPLY=($(compgen -W "deny allow" -- "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -585,7 +865,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__explain)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -649,6 +929,10 @@ _hullward() {
                     ;;
                 --audit)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -659,7 +943,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__filter)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -725,6 +1009,166 @@ _hullward() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hullward__subcmd__mcp)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "none proxy host" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hitl)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
+                --unattended-policy)
+                    COMPREPLY=($(compgen -W "deny allow" -- "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hullward__subcmd__review)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "none proxy host" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hitl)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
+                --unattended-policy)
+                    COMPREPLY=($(compgen -W "deny allow" -- "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -733,7 +1177,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__run)
-            opts="-h --connect --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --connect --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -803,6 +1247,10 @@ _hullward() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -811,7 +1259,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__serve)
-            opts="-h --socket --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --socket --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -881,6 +1329,10 @@ _hullward() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -889,7 +1341,7 @@ _hullward() {
             return 0
             ;;
         hullward__subcmd__sh)
-            opts="-h --connect --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+            opts="-h --connect --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -959,6 +1411,10 @@ _hullward() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -966,8 +1422,8 @@ _hullward() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        hullward__subcmd__validate)
-            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --json --help"
+        hullward__subcmd__undo)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1031,6 +1487,88 @@ _hullward() {
                     ;;
                 --audit)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hullward__subcmd__validate)
+            opts="-h --config --profile --root --include --ro --deny --read --write --net --allow-host --timeout --env --hitl --unattended-policy --no-strict --yolo --audit --workspace --review --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --net)
+                    COMPREPLY=($(compgen -W "none proxy host" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hitl)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
+                --unattended-policy)
+                    COMPREPLY=($(compgen -W "deny allow" -- "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace)
+                    COMPREPLY=($(compgen -W "direct overlay ephemeral" -- "${cur}"))
                     return 0
                     ;;
                 *)

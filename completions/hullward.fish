@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_hullward_global_optspecs
-    string join \n config= profile= root= include= ro= deny= read= write= net= allow-host= timeout= env= hitl= unattended-policy= no-strict yolo audit= json h/help V/version
+    string join \n config= profile= root= include= ro= deny= read= write= net= allow-host= timeout= env= hitl= unattended-policy= no-strict yolo audit= workspace= review json h/help V/version
 end
 
 function __fish_hullward_needs_command
@@ -43,8 +43,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_needs_command" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_needs_command" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_needs_command" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_needs_command" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_needs_command" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_needs_command" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_needs_command" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_needs_command" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_needs_command" -s V -l version -d 'Print version'
@@ -56,7 +60,13 @@ complete -c hullward -n "__fish_hullward_needs_command" -f -a "explain" -d 'Prin
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "validate" -d 'Validate the configuration: errors and warnings with file:line'
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "doctor" -d 'Report what this kernel can enforce and whether strict mode can run here'
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "serve" -d 'Run the supervisor daemon on a Unix socket'
+complete -c hullward -n "__fish_hullward_needs_command" -f -a "mcp" -d 'Serve the tool calls as an MCP server on stdin/stdout (for Claude Code, Codex, any MCP client)'
 complete -c hullward -n "__fish_hullward_needs_command" -f -a "audit" -d 'Read the audit log back as a timeline of decisions, calls, egress and quarantined paths'
+complete -c hullward -n "__fish_hullward_needs_command" -f -a "review" -d 'Show a held overlay call\'s changes (`--review`) as a diff'
+complete -c hullward -n "__fish_hullward_needs_command" -f -a "apply" -d 'Apply a held overlay call\'s changes (protected paths and conflicts are refused)'
+complete -c hullward -n "__fish_hullward_needs_command" -f -a "discard" -d 'Throw a held overlay call\'s changes away'
+complete -c hullward -n "__fish_hullward_needs_command" -f -a "undo" -d 'Put back what an applied overlay call overwrote or deleted, and remove what it created'
+complete -c hullward -n "__fish_hullward_needs_command" -f -a "backups" -d 'List the applied overlay calls\' backups with their sizes, and the held calls'
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l connect -d 'Send the call to the `hullward serve` on this socket (also HULLWARD_SOCKET)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
@@ -77,8 +87,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand run" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand run" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand run" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand run" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l connect -d 'Send the call to the `hullward serve` on this socket (also HULLWARD_SOCKET)' -r -F
@@ -101,8 +115,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand sh" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand sh" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand sh" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
@@ -124,8 +142,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and not __fish_seen_subcommand_from shell path url" -f -a "shell" -d 'Decide a shell command string'
@@ -150,8 +172,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from shell" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
@@ -173,8 +199,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
@@ -196,8 +226,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand check; and __fish_seen_subcommand_from url" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
@@ -219,8 +253,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand filter" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand filter" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand filter" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
@@ -242,8 +280,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand explain" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand explain" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand explain" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
@@ -265,8 +307,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand validate" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand validate" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand validate" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
@@ -288,8 +334,12 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l socket -d 'The socket to create (mode 0600)' -r -F
@@ -312,10 +362,41 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand serve" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand serve" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l root -d 'The sandbox root (default: the current directory)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l deny -d 'A deny glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l read -d 'A read glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l write -d 'A write glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l net -d 'Network mode' -r -f -a "none\t''
+proxy\t''
+host\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l allow-host -d 'A host the egress proxy lets through (repeatable; implies --net proxy)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l timeout -d 'Kill the whole process tree after this long (e.g. 30s, 5m)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l env -d 'Pass this environment variable through (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l hitl -d 'Human-in-the-loop approval (default: on when stdin is a terminal)' -r -f -a "on\t''
+off\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
+allow\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -l json -d 'Machine-readable output'
+complete -c hullward -n "__fish_hullward_using_subcommand mcp" -s h -l help -d 'Print help'
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l since -d 'Only records at or after T: a time (2026-04-22, 2026-04-22T15:30:00Z) or an age (30m, 2h, 7d)' -r
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l call -d 'Only the records of this call' -r
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
@@ -337,7 +418,146 @@ off\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
 allow\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand audit" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand audit" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -l json -d 'Machine-readable output'
 complete -c hullward -n "__fish_hullward_using_subcommand audit" -s h -l help -d 'Print help'
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l root -d 'The sandbox root (default: the current directory)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l deny -d 'A deny glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l read -d 'A read glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l write -d 'A write glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l net -d 'Network mode' -r -f -a "none\t''
+proxy\t''
+host\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l allow-host -d 'A host the egress proxy lets through (repeatable; implies --net proxy)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l timeout -d 'Kill the whole process tree after this long (e.g. 30s, 5m)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l env -d 'Pass this environment variable through (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l hitl -d 'Human-in-the-loop approval (default: on when stdin is a terminal)' -r -f -a "on\t''
+off\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
+allow\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
+complete -c hullward -n "__fish_hullward_using_subcommand review" -l json -d 'Machine-readable output'
+complete -c hullward -n "__fish_hullward_using_subcommand review" -s h -l help -d 'Print help'
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l root -d 'The sandbox root (default: the current directory)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l deny -d 'A deny glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l read -d 'A read glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l write -d 'A write glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l net -d 'Network mode' -r -f -a "none\t''
+proxy\t''
+host\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l allow-host -d 'A host the egress proxy lets through (repeatable; implies --net proxy)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l timeout -d 'Kill the whole process tree after this long (e.g. 30s, 5m)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l env -d 'Pass this environment variable through (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l hitl -d 'Human-in-the-loop approval (default: on when stdin is a terminal)' -r -f -a "on\t''
+off\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
+allow\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -l json -d 'Machine-readable output'
+complete -c hullward -n "__fish_hullward_using_subcommand apply" -s h -l help -d 'Print help'
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l root -d 'The sandbox root (default: the current directory)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l deny -d 'A deny glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l read -d 'A read glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l write -d 'A write glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l net -d 'Network mode' -r -f -a "none\t''
+proxy\t''
+host\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l allow-host -d 'A host the egress proxy lets through (repeatable; implies --net proxy)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l timeout -d 'Kill the whole process tree after this long (e.g. 30s, 5m)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l env -d 'Pass this environment variable through (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l hitl -d 'Human-in-the-loop approval (default: on when stdin is a terminal)' -r -f -a "on\t''
+off\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
+allow\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -l json -d 'Machine-readable output'
+complete -c hullward -n "__fish_hullward_using_subcommand discard" -s h -l help -d 'Print help'
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l root -d 'The sandbox root (default: the current directory)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l deny -d 'A deny glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l read -d 'A read glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l write -d 'A write glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l net -d 'Network mode' -r -f -a "none\t''
+proxy\t''
+host\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l allow-host -d 'A host the egress proxy lets through (repeatable; implies --net proxy)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l timeout -d 'Kill the whole process tree after this long (e.g. 30s, 5m)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l env -d 'Pass this environment variable through (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l hitl -d 'Human-in-the-loop approval (default: on when stdin is a terminal)' -r -f -a "on\t''
+off\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
+allow\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -l json -d 'Machine-readable output'
+complete -c hullward -n "__fish_hullward_using_subcommand undo" -s h -l help -d 'Print help'
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l config -d 'YAML configuration (fuseraft\'s `Security:` plus hullward\'s `Sandbox:`)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l profile -d 'A built-in profile (default, ci, readonly, registries, toolchains, agent) or a profile file' -r
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l root -d 'The sandbox root (default: the current directory)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l include -d 'Another allowed root (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l ro -d 'A directory (or file) the program may read and execute but never change (repeatable)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l deny -d 'A deny glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l read -d 'A read glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l write -d 'A write glob (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l net -d 'Network mode' -r -f -a "none\t''
+proxy\t''
+host\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l allow-host -d 'A host the egress proxy lets through (repeatable; implies --net proxy)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l timeout -d 'Kill the whole process tree after this long (e.g. 30s, 5m)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l env -d 'Pass this environment variable through (repeatable)' -r
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l hitl -d 'Human-in-the-loop approval (default: on when stdin is a terminal)' -r -f -a "on\t''
+off\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l unattended-policy -d 'What happens to a call needing approval when no human is attached' -r -f -a "deny\t''
+allow\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l audit -d 'The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl)' -r -F
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l workspace -d 'Where the program\'s writes land: in place, in a layer applied when it ends, or thrown away' -r -f -a "direct\t''
+overlay\t''
+ephemeral\t''"
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l no-strict -d 'Run with what the kernel offers instead of refusing (exit 3)'
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l yolo -d 'No sandbox at all (loud warning)'
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l review -d 'Hold an overlay call\'s changes for `hullward review|apply|discard` (implies --workspace overlay)'
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -l json -d 'Machine-readable output'
+complete -c hullward -n "__fish_hullward_using_subcommand backups" -s h -l help -d 'Print help'

@@ -10,10 +10,15 @@
 #             PID/mount/IPC/cgroup/network namespaces, the same fresh-root view (the paths of
 #             `hullward explain --json`), Landlock, seccomp — and nothing else
 #   hullward  hullward run -- /bin/true        (default profile, in a small workspace)
+#   served    benches/serve_client.c: one `run /bin/true` request to a `hullward serve` started
+#             here on the same workspace (release build, --unattended-policy allow), waiting for
+#             the call's exit event — the per-call cost an agent runtime pays on a warm server
+#   connect   hullward run --connect SOCK -- /bin/true (the CLI sending the call to that server)
 #   bwrap     bwrap --ro-bind / / --dev /dev --unshare-net --die-with-parent true
 #   firejail  firejail --quiet --noprofile --net=none true   (only when installed)
 # Another row is one line in `rows` below. Then: the plan time for 10k- and 100k-file workspaces
-# (cargo bench --bench plan). Targets (issue 14): hullward <= 1.0 x bwrap.
+# (cargo bench --bench plan). Targets (issue 14): hullward <= 1.0 x bwrap; (issue 11) served <=
+# 0.5 x bwrap and within 1.5 ms of bare, connect not slower than bwrap.
 # Needs root (namespaces, cgroups), gcc, python3. Installs hyperfine and bubblewrap when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,8 +27,11 @@ runs=${1:-200}
 . scripts/bench-lib.sh
 bench_setup
 work=$(mktemp -d "$PWD/target/bench-spawn.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+sockdir=$(mktemp -d /tmp/hw-bench.XXXXXX)
+server=
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work" "$sockdir"' EXIT
 gcc -O2 -o "$work/floor" benches/floor.c
+gcc -O2 -o "$work/serve_client" benches/serve_client.c
 mkdir -p "$work/ws/src" && echo 'fn main() {}' > "$work/ws/src/main.rs" && echo 'TOKEN=abcdefgh' > "$work/ws/.env"
 cd "$work/ws"
 
@@ -41,11 +49,22 @@ if view.get("home", {}).get("kind") == "private tmpfs":
     args += ["-t", view["home"]["path"]]
 print(shlex.join(args))')
 
+# The server for the served and connect rows, on the same workspace; ready once a call answers.
+sock=$sockdir/s.sock
+HULLWARD_HOME=$work/state "$BIN" serve --socket "$sock" --unattended-policy allow --hitl off </dev/null 2>"$work/serve.log" &
+server=$!
+for _ in $(seq 100); do
+  "$work/serve_client" "$sock" /bin/true 2>/dev/null && break
+  sleep 0.05
+done
+
 # name | command (hyperfine -N splits it like a shell would)
 rows=(
   "bare|/bin/true"
   "floor|$work/floor $floor_args -- /bin/true"
   "hullward|$BIN run -- /bin/true"
+  "served|$work/serve_client $sock /bin/true"
+  "connect|$BIN run --connect $sock -- /bin/true"
   "bwrap|bwrap --ro-bind / / --dev /dev --unshare-net --die-with-parent true"
 )
 command -v firejail >/dev/null && rows+=("firejail|firejail --quiet --noprofile --net=none true")
@@ -69,6 +88,9 @@ for r in res:
           f"{med[k]/med['floor']:6.2f}  {med[k]/med['bwrap']:6.2f}")
 print(f"hullward / bwrap: {med['hullward']/med['bwrap']:.2f} (target <= 1.0); "
       f"hullward - floor: {med['hullward']-med['floor']:.2f} ms")
+print(f"served / bwrap: {med['served']/med['bwrap']:.2f} (target <= 0.5); "
+      f"served - bare: {med['served']-med['bare']:.2f} ms (target <= 1.5); "
+      f"connect / bwrap: {med['connect']/med['bwrap']:.2f} (target <= 1.0)")
 EOF
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"
 cd - >/dev/null

@@ -11,6 +11,8 @@ command -v ip >/dev/null || need+=(iproute2)
 command -v curl >/dev/null || need+=(curl)
 command -v openssl >/dev/null || need+=(openssl)
 command -v man >/dev/null || need+=(man-db)
+# tests/mcp.rs makes a virtual environment for the MCP Python SDK client.
+python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}"

@@ -4,7 +4,7 @@
 //! [`policy`] loads one immutable `Policy`; [`guard`] decides requests before anything runs;
 //! [`supervisor`] runs an allowed call: [`sandbox`] confines it at the kernel, [`filter`] masks
 //! what it prints, [`proxy`] is its only way out with `--net proxy`, [`audit`] records it;
-//! [`serve`] runs calls sent over a Unix socket; [`cli`] wires the commands of the contract to them.
+//! [`serve`] runs calls sent over a Unix socket, [`mcp`] the same calls for MCP clients; [`cli`] wires the commands of the contract to them.
 
 // Module documentation explains the order in which private modules are used and links to them;
 // read it with `cargo doc --document-private-items`.
@@ -16,10 +16,12 @@ pub mod crashdump;
 pub mod error;
 pub mod filter;
 pub mod guard;
+pub mod mcp;
 pub mod policy;
 pub mod proxy;
 pub mod sandbox;
 pub mod serve;
 pub mod supervisor;
+pub mod workspace;
 
 pub use error::Error;

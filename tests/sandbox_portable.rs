@@ -1,5 +1,6 @@
 //! Real-kernel battery for the machines hullward's users have: a container's seccomp profile
-//! (`clone3` answered with ENOSYS, namespace creation refused), and the CPU limit.
+//! (`clone3` answered with ENOSYS; namespace creation refused is tests/sandbox_landlock_only.rs),
+//! and the CPU limit.
 //!
 //! The container is reproduced by a small wrapper (compiled here) that installs the relevant part
 //! of Docker's default seccomp profile and then `exec`s hullward — the same filter a process in a
@@ -19,49 +20,7 @@ const ENV_SECRET: &str = "HW-DOTENV-SECRET-portable";
 /// `docker-like MODE PROGRAM ARGS…`: MODE `enosys` answers `clone3` with ENOSYS (Docker's default
 /// profile); `nons` also refuses `unshare` and `clone` with namespace flags with EPERM, as that
 /// profile does for a container without CAP_SYS_ADMIN.
-const WRAPPER: &str = r#"
-#define _GNU_SOURCE
-#include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sched.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#define NS (CLONE_NEWNS|CLONE_NEWUTS|CLONE_NEWIPC|CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWCGROUP)
-#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
-int main(int argc, char **argv) {
-    if (argc < 3) return 2;
-    struct sock_filter enosys[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
-        RET(SECCOMP_RET_ERRNO | ENOSYS),
-        RET(SECCOMP_RET_ALLOW),
-    };
-    struct sock_filter nons[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
-        RET(SECCOMP_RET_ERRNO | ENOSYS),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 0, 1),
-        RET(SECCOMP_RET_ERRNO | EPERM),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, NS, 0, 1),
-        RET(SECCOMP_RET_ERRNO | EPERM),
-        RET(SECCOMP_RET_ALLOW),
-    };
-    int ns = strcmp(argv[1], "nons") == 0;
-    struct sock_fprog prog = ns ? (struct sock_fprog){ sizeof nons / sizeof nons[0], nons }
-                                : (struct sock_fprog){ sizeof enosys / sizeof enosys[0], enosys };
-    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) { perror("seccomp"); return 2; }
-    execv(argv[2], argv + 2);
-    perror("execv");
-    return 2;
-}
-"#;
+const WRAPPER: &str = include_str!("support/docker_like.c");
 
 fn wrapper(sb: &Sandbox) -> PathBuf {
     let exe = sb.base.join("docker-like");
@@ -125,29 +84,6 @@ fn without_clone3_the_child_is_cloned_and_still_joins_its_cgroup() {
         cgroups.iter().any(|c| c.lines().any(|l| l.starts_with("0::") && l.contains("/hullward/call-"))),
         "the call's process is not in its cgroup v2 leaf: {cgroups:?}"
     );
-}
-
-#[test]
-fn refused_namespaces_are_a_strict_refusal_and_no_strict_says_what_it_dropped() {
-    let sb = workspace();
-    let out = contained(&sb, "nons", &[], "echo RAN > ran.txt");
-    out.expect_code(3);
-    assert!(!sb.exists("ran.txt"), "{out}");
-    assert!(out.stderr.contains("creating the call's namespaces: Operation not permitted"), "{out}");
-    assert!(out.stderr.contains("to allow them:"), "{out}");
-
-    // --no-strict: the probe finds the namespaces refused; the call runs without them and says
-    // which promise is weaker; what Landlock and seccomp hold still holds.
-    let outside = sb.outside.join("new.txt");
-    let script =
-        format!("cat config.txt; echo x > {}; echo made > made.txt && echo WROTE", outside.display());
-    let out = contained(&sb, "nons", &["--no-strict"], &script);
-    out.expect_code(0);
-    assert!(out.stderr.contains("--no-strict: running without"), "{out}");
-    assert!(out.stderr.contains("files matching a deny rule inside the roots are readable"), "{out}");
-    assert!(out.stdout.contains("HW-CONFIG-OK") && out.stdout.contains("WROTE"), "{out}");
-    assert!(!outside.exists(), "Landlock no longer holds the writes outside\n{out}");
-    assert_eq!(sb.read("made.txt").as_deref(), Some("made\n"));
 }
 
 #[test]

@@ -201,7 +201,10 @@ fn doctor_tells_the_truth_about_this_kernel_and_the_pin() {
         // Namespaces hold every promise whatever the ABI.
         assert_eq!(dp["strict"]["can_run"], true, "{dp}");
         assert!(held(&dp, "no signals to host processes").contains("PID namespace"), "{dp}");
-        assert!(held(&dp, "host processes hidden").contains("fresh /proc"), "{dp}");
+        assert!(
+            held(&dp, "host processes' memory and environment out of reach").contains("fresh /proc"),
+            "{dp}"
+        );
         assert!(!held(&dp, "no signals to host processes").contains("Landlock"), "{dp}");
         // Without a network namespace, the scopes were the only layer.
         let host = json(&doctor(&sb, Some(&abi), &["--net", "host"], true).expect_code(0).stdout);

@@ -2,192 +2,14 @@
 //! protocol"). Every call here runs under the real kernel sandbox; each test starts its own
 //! server on a socket of its own and stops it with SIGTERM.
 
-use std::io::{BufRead, BufReader, Write};
+mod serve_support;
+
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::{json, Value};
-
-const PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
-/// Generous: the machine may be loaded; nothing here measures speed.
-const WAIT: Duration = Duration::from_secs(60);
-
-/// A server with a root, a home and an audit log of its own.
-struct Server {
-    _dirs: (tempfile::TempDir, tempfile::TempDir),
-    root: PathBuf,
-    state: PathBuf,
-    socket: PathBuf,
-    child: Child,
-}
-
-impl Server {
-    fn start(flags: &[&str]) -> Server {
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve");
-        std::fs::create_dir_all(&base).unwrap();
-        let work = tempfile::tempdir_in(&base).unwrap();
-        let sockets = tempfile::Builder::new().prefix("hws-").tempdir().unwrap();
-        let dir = work.path().canonicalize().unwrap();
-        let (root, home, state) = (dir.join("ws"), dir.join("home"), dir.join("state"));
-        for d in [&root, &home, &state] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::write(root.join("notes.txt"), "hw-serve-notes\n").unwrap();
-        let socket = sockets.path().join("s.sock");
-        let child = Server::command(&root, &home, &state, &socket, flags).spawn().unwrap();
-        let server = Server { _dirs: (work, sockets), root, state, socket, child };
-        server.wait_ready();
-        server
-    }
-
-    fn command(root: &Path, home: &Path, state: &Path, socket: &Path, flags: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_hullward"));
-        c.env_clear()
-            .env("PATH", PATH)
-            .env("HOME", home)
-            .env("HULLWARD_HOME", state)
-            .env("LANG", "C.UTF-8")
-            .current_dir(root)
-            .stdin(Stdio::null())
-            .arg("serve")
-            .arg("--socket")
-            .arg(socket)
-            .arg("--root")
-            .arg(root)
-            .args(flags);
-        c
-    }
-
-    fn wait_ready(&self) {
-        let start = Instant::now();
-        while UnixStream::connect(&self.socket).is_err() {
-            assert!(start.elapsed() < WAIT, "the server never listened on {}", self.socket.display());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn connect(&self) -> Conn {
-        Conn::open(&self.socket)
-    }
-
-    /// A connection that has said hello (`human` as given).
-    fn session(&self, human: bool) -> Conn {
-        let mut c = self.connect();
-        c.send(json!({"id": "hello", "method": "hello", "human": human, "client": "test"}));
-        assert_eq!(c.next_for(&json!("hello"))["event"], "hello");
-        c
-    }
-
-    /// SIGTERM, then the exit status.
-    fn stop(mut self) -> (i32, Server) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return (status.code().unwrap_or(-1), self);
-            }
-            assert!(start.elapsed() < WAIT, "the server did not stop after SIGTERM");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn audit(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.state.join("audit.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One connection: requests out, events in (a reader thread never lets the server block).
-struct Conn {
-    stream: UnixStream,
-    events: std::sync::mpsc::Receiver<Value>,
-    /// Events read but not yet asked for.
-    held: Vec<Value>,
-}
-
-impl Conn {
-    fn open(socket: &Path) -> Conn {
-        let stream = UnixStream::connect(socket).unwrap();
-        let reader = BufReader::new(stream.try_clone().unwrap());
-        let (tx, events) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in reader.lines() {
-                let Ok(line) = line else { return };
-                let event: Value =
-                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-                if tx.send(event).is_err() {
-                    return;
-                }
-            }
-        });
-        Conn { stream, events, held: Vec::new() }
-    }
-
-    fn send(&mut self, request: Value) {
-        self.send_raw(format!("{request}\n").as_bytes());
-    }
-
-    fn send_raw(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).unwrap();
-    }
-
-    /// The next event with this id (events of other ids are kept).
-    fn next_for(&mut self, id: &Value) -> Value {
-        if let Some(i) = self.held.iter().position(|e| &e["id"] == id) {
-            return self.held.remove(i);
-        }
-        loop {
-            let event = self.events.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no event for id {id}"));
-            if &event["id"] == id {
-                return event;
-            }
-            self.held.push(event);
-        }
-    }
-
-    /// Every event of call `id` up to and including its exit event.
-    fn call_events(&mut self, id: &Value) -> Vec<Value> {
-        let mut all = Vec::new();
-        loop {
-            let event = self.next_for(id);
-            let last = event["event"] == "exit";
-            all.push(event);
-            if last {
-                return all;
-            }
-        }
-    }
-
-    /// Sends a call and returns (stdout, its exit event).
-    fn call(&mut self, request: Value) -> (String, Value) {
-        let id = request["id"].clone();
-        self.send(request);
-        let events = self.call_events(&id);
-        (data(&events, "stdout"), events.last().unwrap().clone())
-    }
-
-    /// Nothing more arrives within `wait`.
-    fn quiet_for(&mut self, wait: Duration) -> Option<Value> {
-        self.held.pop().or_else(|| self.events.recv_timeout(wait).ok())
-    }
-}
-
-fn data(events: &[Value], stream: &str) -> String {
-    events.iter().filter(|e| e["event"] == stream).map(|e| e["data"].as_str().unwrap()).collect()
-}
+use serve_support::{config, data, Conn, Server, PATH};
 
 #[test]
 fn the_socket_is_0600_a_stale_one_is_replaced_and_a_live_one_refused() {
@@ -411,15 +233,6 @@ fn run_and_sh_connect_send_the_call_to_the_server() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("[DENIED]"));
 }
 
-/// A config file for a server's policy (outside the root).
-fn config(yaml: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir_in(Path::new(env!("CARGO_TARGET_TMPDIR"))).unwrap();
-    let path = dir.path().join("config.yaml");
-    std::fs::write(&path, yaml).unwrap();
-    let text = path.to_str().unwrap().to_string();
-    (dir, text)
-}
-
 #[test]
 fn an_unanswered_approval_times_out_as_a_refusal() {
     let (_dir, cfg) = config("Sandbox:\n  ApprovalTimeout: 1s\n");
@@ -453,4 +266,158 @@ fn sigterm_stops_a_call_that_outlives_the_grace_and_it_still_gets_its_exit_event
     let call = exit["call"].as_str().unwrap();
     assert!(server.audit().iter().any(|r| r["call_id"] == call && r["kind"] == "call"));
     assert!(!server.socket.exists());
+}
+
+#[test]
+fn a_call_cancelled_while_it_waits_for_approval_ends_as_cancelled_and_status_shows_it_waiting() {
+    let server = Server::start(&["--hitl", "on"]);
+    let mut c = server.session(true);
+    c.send(json!({"id": "w", "method": "run", "argv": ["touch", "never"]}));
+    assert_eq!(c.next_for(&json!("w"))["event"], "approval");
+    c.send(json!({"id": "st", "method": "status"}));
+    let status = c.next_for(&json!("st"));
+    assert_eq!(status["calls"][0]["id"], "w", "{status}");
+    assert_eq!(status["calls"][0]["waiting_approval"], true, "{status}");
+    assert!(status["uptime_s"].is_u64(), "{status}");
+    let mut other = server.session(true);
+    other.send(json!({"id": "st", "method": "status"}));
+    assert_eq!(other.next_for(&json!("st"))["calls"], json!([]), "another connection's calls are not shown");
+
+    c.send(json!({"id": "x", "method": "cancel", "target_id": "w"}));
+    let exit = c.call_events(&json!("w")).pop().unwrap();
+    assert_eq!((exit["code"].as_i64(), exit["reason"].as_str()), (Some(130), Some("cancelled")), "{exit}");
+    assert_eq!(exit["denied"], Value::Null);
+    assert!(!server.root.join("never").exists());
+    let call = exit["call"].as_str().unwrap();
+    let ends: Vec<_> =
+        server.audit().into_iter().filter(|r| r["call_id"] == call && r["kind"] == "call").collect();
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0]["exit_status"], 130, "{ends:?}");
+}
+
+#[test]
+fn a_client_that_reads_late_loses_nothing() {
+    use std::io::{BufRead, BufReader, Write};
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let total = 4_000_000;
+    let mut stream = std::os::unix::net::UnixStream::connect(&server.socket).unwrap();
+    let command = format!("head -c {total} /dev/zero | tr '\\0' a; echo; echo tail-line");
+    writeln!(stream, "{}", json!({"id": 1, "method": "shell_run", "command": command})).unwrap();
+    // Nothing is read for a while: the socket and the server's bounded queues fill up and the
+    // call's output is held back, not dropped.
+    std::thread::sleep(Duration::from_millis(1500));
+    let (mut out, mut exits, mut code) = (String::new(), 0, None);
+    for line in BufReader::new(stream).lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        match event["event"].as_str() {
+            Some("stdout") => out.push_str(event["data"].as_str().unwrap()),
+            Some("exit") => {
+                exits += 1;
+                code = event["code"].as_i64();
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(out.len(), total + 11, "bytes lost or added");
+    assert!(out.bytes().take(total).all(|b| b == b'a') && out.ends_with("\ntail-line\n"));
+    assert_eq!((exits, code), (1, Some(0)));
+}
+
+#[test]
+fn a_socket_passed_by_systemd_is_served_and_left_to_systemd() {
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sockets = tempfile::Builder::new().prefix("hws-").tempdir().unwrap();
+    let dir = work.path().canonicalize().unwrap();
+    let (root, home, state) = (dir.join("ws"), dir.join("home"), dir.join("state"));
+    for d in [&root, &home, &state] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(root.join("notes.txt"), "hw-activated\n").unwrap();
+    let (passed, unused) = (sockets.path().join("passed.sock"), sockets.path().join("unused.sock"));
+    let listener = std::os::unix::net::UnixListener::bind(&passed).unwrap();
+    // As systemd does: the listening socket as fd 3, LISTEN_FDS=1, LISTEN_PID the server's pid
+    // (the shell's, which `exec`s the server).
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg("export LISTEN_PID=$$ LISTEN_FDS=1; exec \"$0\" \"$@\" 3<&0 0</dev/null")
+        .arg(env!("CARGO_BIN_EXE_hullward"))
+        .args(["serve", "--socket", unused.to_str().unwrap(), "--root", root.to_str().unwrap()])
+        .args(["--unattended-policy", "allow"])
+        .env_clear()
+        .env("PATH", PATH)
+        .env("HOME", &home)
+        .env("HULLWARD_HOME", &state)
+        .current_dir(&root)
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(listener)))
+        .spawn()
+        .unwrap();
+    let mut c = Conn::open(&passed);
+    c.send(json!({"id": 0, "method": "hello", "human": false}));
+    assert_eq!(c.next_for(&json!(0))["event"], "hello");
+    let (out, exit) = c.call(json!({"id": 1, "method": "run", "argv": ["cat", "notes.txt"]}));
+    assert_eq!((out.as_str(), exit["code"].as_i64()), ("hw-activated\n", Some(0)), "{exit}");
+    assert!(!unused.exists(), "the server bound a socket of its own instead of the passed one");
+
+    let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(passed.exists(), "the passed socket belongs to systemd and stays");
+}
+
+#[test]
+fn a_protected_file_created_between_two_calls_is_never_readable_by_the_second() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut c = server.session(false);
+    let read_all = "cat .e* sub/.e* 2>&1; grep -rh hw-late . 2>/dev/null; true";
+    let (out, exit) = c.call(json!({"id": 1, "method": "shell_run", "command": read_all}));
+    assert_eq!(exit["code"], 0, "{exit}");
+    assert!(!out.contains("hw-late"), "{out}");
+    std::fs::create_dir_all(server.root.join("sub")).unwrap();
+    std::fs::write(server.root.join(".env"), "API_TOKEN=hw-late-secret-1\n").unwrap();
+    std::fs::write(server.root.join("sub/.env.local"), "DB_PASSWORD=hw-late-secret-2\n").unwrap();
+    let (out, exit) = c.call(json!({"id": 2, "method": "shell_run", "command": read_all}));
+    assert_eq!(exit["code"], 0, "{exit}");
+    assert!(!out.contains("hw-late-secret"), "the second call read a .env created after the first: {out}");
+    let r = {
+        c.send(json!({"id": 3, "method": "read_file", "path": "sub/.env.local"}));
+        c.next_for(&json!(3))
+    };
+    assert_eq!(r["denied"]["rule"], "env-file", "{r}");
+}
+
+#[test]
+fn a_server_killed_with_sigkill_leaves_no_call_running_and_the_next_one_starts() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut c = server.session(false);
+    let marker = format!("{}", 3000 + std::process::id() % 5000);
+    c.send(json!({"id": 1, "method": "shell_run", "command": format!("echo up; sleep 4{marker} & sleep 5{marker}")}));
+    assert_eq!(c.next_for(&json!(1))["event"], "start");
+    assert_eq!(c.next_for(&json!(1))["data"], "up\n");
+    let _ = Command::new("kill").arg("-KILL").arg(server.child.id().to_string()).status();
+    let mut server = server;
+    server.child.wait().unwrap();
+    let pattern = format!("sleep [45]{marker}");
+    let start = std::time::Instant::now();
+    loop {
+        let left = Command::new("pgrep").arg("-f").arg(&pattern).output().unwrap();
+        if left.stdout.is_empty() {
+            break;
+        }
+        assert!(start.elapsed() < serve_support::WAIT, "calls outlived the server: {:?}", left.stdout);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let home = server.root.parent().unwrap().join("home");
+    server.child = Server::command(
+        &server.root,
+        &home,
+        &server.state,
+        &server.socket,
+        &["--unattended-policy", "allow"],
+    )
+    .spawn()
+    .unwrap();
+    server.wait_ready();
+    let mut c = server.session(false);
+    let (out, exit) = c.call(json!({"id": 1, "method": "run", "argv": ["cat", "notes.txt"]}));
+    assert_eq!((out.as_str(), exit["code"].as_i64()), ("hw-serve-notes\n", Some(0)), "{exit}");
 }

@@ -15,9 +15,10 @@ HW=${HW:?HW=hullward binary}; PROBE=${PROBE:?PROBE=probe binary}; WS=${WS:?WS=wo
 ENV=${ENV:-$(uname -r)}; CASE=${CASE:-$(id -u)}; MODES=${MODES:-strict nostrict}
 PORT=${PORT:-$((20000 + $$ % 20000))}; ABS=mx-abstract-$$
 SECRET=mx-secret-$$-value; OUTSIDE_NEEDLE=mx-outside-$$; INSIDE_NEEDLE=mx-inside-$$
+VICTIM_NEEDLE=mx-victim-env-$$
 
-rm -rf "$WS"; mkdir -p "$WS/root" "$WS/outside" "$WS/home" || exit 1
-chmod 755 "$WS" "$WS/root"; chmod 777 "$WS/outside"
+rm -rf "$WS"; mkdir -p "$WS/root/sub" "$WS/outside" "$WS/home" || exit 1
+chmod 755 "$WS" "$WS/root" "$WS/root/sub"; chmod 777 "$WS/outside"
 printf 'SECRET_TOKEN=%s\n' "$SECRET" > "$WS/root/.env"
 printf '%s\n' "$INSIDE_NEEDLE" > "$WS/root/README.md"
 printf '%s\n' "$OUTSIDE_NEEDLE" > "$WS/outside/notes.txt"
@@ -31,7 +32,9 @@ export HULLWARD_HOME="$WS/home"
 
 "$PROBE" listen-tcp 0.0.0.0 "$PORT" 900 >/dev/null 2>&1 & LTCP=$!
 "$PROBE" listen-abstract "$ABS" 900 >/dev/null 2>&1 & LABS=$!
-sleep 900 & VICTIM=$!
+"$PROBE" listen-unix "$WS/outside/mx.sock" 900 >/dev/null 2>&1 & LUNIX=$!
+# The victim carries a value in its environment that only a read of /proc/PID/environ shows.
+env MX_VICTIM_ENV="$VICTIM_NEEDLE" sleep 900 & VICTIM=$!
 HOSTIP=$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1)
 sleep 1
 echo "MXENV|$ENV|$CASE|kernel=$(uname -r)|uid=$(id -u)|hostip=${HOSTIP:-none}|$("$HW" --version 2>&1 | head -1)"
@@ -45,9 +48,12 @@ p inside_read read README.md $INSIDE_NEEDLE
 p outside_write write $WS/outside/planted
 p vartmp_write write /var/tmp/mx-planted-$$
 p inside_write write made-inside
+p inside_subdir_write write sub/made-inside
 p tcp_loopback tcp 127.0.0.1 $PORT
 ${HOSTIP:+p tcp_host tcp $HOSTIP $PORT}
 p abstract_host abstract $ABS
+p unix_host unix $WS/outside/mx.sock
+p proc_environ_host read /proc/$VICTIM/environ $VICTIM_NEEDLE
 p signal_host kill $VICTIM
 p signal_self kill \$\$
 p fork_past_limit fork 200
@@ -69,7 +75,7 @@ not_landed() { # check host-path
 cd "$WS/root" || exit 1
 for mode in $MODES; do
   case $mode in strict) flags= ;; nostrict) flags=--no-strict ;; *) echo "check.sh: unknown mode $mode" >&2; continue ;; esac
-  rm -f "$WS/root/made-inside" "$WS/outside/planted" "/var/tmp/mx-planted-$$"
+  rm -f "$WS/root/made-inside" "$WS/root/sub/made-inside" "$WS/outside/planted" "/var/tmp/mx-planted-$$"
   # shellcheck disable=SC2086 # $flags is empty or one flag
   "$HW" run --config "$WS/hullward.yaml" --timeout 120s $flags -- sh -c "$PROGRAM" </dev/null >"$WS/out" 2>"$WS/err"
   rc=$?
@@ -83,14 +89,18 @@ for mode in $MODES; do
   not_landed vartmp_write "/var/tmp/mx-planted-$$"
   if grep -qx probe "$WS/root/made-inside" 2>/dev/null; then report inside_write yes "$(answer inside_write); on the host"
   else report inside_write no "$(answer inside_write); not on the host"; fi
+  if grep -qx probe "$WS/root/sub/made-inside" 2>/dev/null; then report inside_subdir_write yes "$(answer inside_subdir_write); on the host"
+  else report inside_subdir_write no "$(answer inside_subdir_write); not on the host"; fi
   denied tcp_loopback
   [ -n "$HOSTIP" ] && denied tcp_host
   denied abstract_host
+  denied unix_host
+  not_found proc_environ_host
   denied signal_host
   ok signal_self
   denied fork_past_limit
   ok fork_within_limit
 done
-kill "$LTCP" "$LABS" "$VICTIM" 2>/dev/null
+kill "$LTCP" "$LABS" "$LUNIX" "$VICTIM" 2>/dev/null
 wait 2>/dev/null
 exit 0

@@ -9,11 +9,14 @@
  *   probe write PATH              creates/truncates PATH and writes a line
  *   probe tcp IPV4 PORT           connects (3 s bound)
  *   probe abstract NAME           connects to the abstract unix socket NAME
+ *   probe unix PATH               connects to the named unix socket PATH
  *   probe kill PID                kill(PID, 0)
  *   probe fork N                  holds N children at once; DENIED when fork fails first
- *   probe listen-tcp IPV4 PORT SECS / probe listen-abstract NAME SECS
+ *   probe listen-tcp IPV4 PORT SECS / probe listen-abstract NAME SECS / probe listen-unix PATH SECS
  *                                 host-side listeners: accept and close for SECS seconds
  *   probe runas UID GID CMD…      drops to UID:GID (no supplementary groups) and execs CMD
+ *   probe setxattr PATH NAME VALUE sets an extended attribute (the guest marks a delegated
+ *                                 cgroup with trusted.delegate, as systemd does)
  *
  * Build: musl-gcc -static -O2 -o probe probe.c (any C compiler; static for the guests).
  */
@@ -30,8 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,7 +66,8 @@ static int do_read(const char *path, const char *needle) {
   ssize_t n = read(fd, buf, sizeof buf - 1);
   if (n < 0) return denied("read", errno);
   buf[n] = 0;
-  printf("OK %s n=%zd\n", strstr(buf, needle) ? "found" : "absent", n);
+  /* memmem: /proc/PID/environ separates its entries with NUL bytes */
+  printf("OK %s n=%zd\n", memmem(buf, (size_t)n, needle, strlen(needle)) ? "found" : "absent", n);
   return 0;
 }
 
@@ -104,6 +110,23 @@ static int do_abstract(const char *name) {
   if (s < 0) return denied("socket", errno);
   struct sockaddr_un a;
   socklen_t l = abstract_addr(&a, name);
+  if (connect(s, (struct sockaddr *)&a, l)) return denied("connect", errno);
+  printf("OK\n");
+  return 0;
+}
+
+static socklen_t named_addr(struct sockaddr_un *a, const char *path) {
+  memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  strncpy(a->sun_path, path, sizeof a->sun_path - 1);
+  return (socklen_t)sizeof *a;
+}
+
+static int do_unix(const char *path) {
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (s < 0) return denied("socket", errno);
+  struct sockaddr_un a;
+  socklen_t l = named_addr(&a, path);
   if (connect(s, (struct sockaddr *)&a, l)) return denied("connect", errno);
   printf("OK\n");
   return 0;
@@ -166,6 +189,23 @@ static int listen_abstract(const char *name, const char *secs) {
   return 0;
 }
 
+/* The socket is world-writable, so that only the sandbox can refuse a connection to it. */
+static int listen_unix(const char *path, const char *secs) {
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un a;
+  socklen_t l = named_addr(&a, path);
+  unlink(path);
+  if (bind(s, (struct sockaddr *)&a, l) || chmod(path, 0777) || listen(s, 64)) { perror("listen-unix"); return 1; }
+  serve(s, secs);
+  return 0;
+}
+
+static int do_setxattr(const char *path, const char *name, const char *value) {
+  if (setxattr(path, name, value, strlen(value), 0)) return denied("setxattr", errno);
+  printf("OK\n");
+  return 0;
+}
+
 static int runas(char **argv) {
   if (setgroups(0, NULL) || setgid((gid_t)atoi(argv[1])) || setuid((uid_t)atoi(argv[0]))) {
     perror("probe runas");
@@ -183,11 +223,14 @@ int main(int argc, char **argv) {
   if (!strcmp(c, "write") && argc == 3) return do_write(argv[2]);
   if (!strcmp(c, "tcp") && argc == 4) return do_tcp(argv[2], argv[3]);
   if (!strcmp(c, "abstract") && argc == 3) return do_abstract(argv[2]);
+  if (!strcmp(c, "unix") && argc == 3) return do_unix(argv[2]);
   if (!strcmp(c, "kill") && argc == 3) return do_kill(argv[2]);
   if (!strcmp(c, "fork") && argc == 3) return do_fork(argv[2]);
   if (!strcmp(c, "listen-tcp") && argc == 5) return listen_tcp(argv[2], argv[3], argv[4]);
   if (!strcmp(c, "listen-abstract") && argc == 4) return listen_abstract(argv[2], argv[3]);
+  if (!strcmp(c, "listen-unix") && argc == 4) return listen_unix(argv[2], argv[3]);
   if (!strcmp(c, "runas") && argc >= 5) return runas(argv + 2);
+  if (!strcmp(c, "setxattr") && argc == 5) return do_setxattr(argv[2], argv[3], argv[4]);
   fprintf(stderr, "probe: usage: see the comment at the top of scripts/matrix/probe.c\n");
   return 2;
 }

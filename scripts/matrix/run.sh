@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh TIER [ENV…] — the non-cargo test tiers: hullward's promises checked where users run it.
 #
-#   host    this kernel: root, uid 1000, a Docker-default container and a Kubernetes-style pod
+#   host    this kernel: root, uid 1000, a Docker-default container (also one with a writable
+#           cgroup) and a Kubernetes-style pod
 #           (scripts/matrix/container-sim.c), all on the host kernel; and the harness's control
 #           (env "unconfined": no sandbox at all, every attack must be seen to succeed)
 #   kernel  the old stock kernels (MX_KERNELS, default "deb12 u2204") booted in qemu, every case
@@ -80,6 +81,9 @@ host_case() {
 as_uid1000() { setpriv --reuid 1000 --regid 1000 --clear-groups "$@"; }
 docker_default() { "$out/bin/container-sim" --mask-proc --ro-cgroup --caps docker --seccomp docker "$@"; }
 k8s_pod() { "$out/bin/container-sim" --mask-proc --ro-cgroup --caps docker --seccomp none "$@"; }
+# Docker's default profile with a cgroup the container may write (a private cgroup namespace
+# with delegation: podman, sysbox, a CI runner's own cgroup): Landlock-only mode with limits.
+docker_cgroup() { "$out/bin/container-sim" --mask-proc --caps docker --seccomp docker "$@"; }
 
 host_envs() {
   [ "$(id -u)" = 0 ] || { skip "host tier: needs root (container-sim and setpriv start as root)"; return; }
@@ -96,6 +100,11 @@ host_envs() {
     plan docker-default root,uid1000; log=$out/docker-default.log
     { host_case docker-default root 0 docker_default --
       host_case docker-default uid1000 1000 docker_default --user 1000:1000 --; } >"$log" 2>&1
+  fi
+  if selected docker-cgroup; then
+    plan docker-cgroup root,uid1000; log=$out/docker-cgroup.log
+    { host_case docker-cgroup root 0 docker_cgroup --
+      host_case docker-cgroup uid1000 1000 docker_cgroup --user 1000:1000 --; } >"$log" 2>&1
   fi
   if selected k8s-pod; then
     plan k8s-pod root,uid1000; log=$out/k8s-pod.log
@@ -165,6 +174,8 @@ listed_dropped() {
   case $1 in
     fork_past_limit) pattern='process limit' ;;
     signal_host|abstract_host) pattern='signals|abstract' ;;
+    unix_host) pattern='named Unix sockets' ;;
+    proc_environ_host) pattern="the host's /proc" ;;
     tcp_*) pattern='network|egress' ;;
     env_read) pattern='deny-rule masks' ;;
     *) return 1 ;;
@@ -220,7 +231,7 @@ exposed() {
   while IFS='|' read -r _ _ _ _ name ok _; do
     n=$((n + 1))
     case $name in
-      inside_*|signal_self|fork_within_limit) [ "$ok" = held=yes ] || blind+=("$name") ;;
+      inside_*|signal_self|fork_within_limit) [ "$ok" = held=yes ] || blind+=("$name") ;; # neighbour
       *) [ "$ok" = held=no ] || blind+=("$name") ;;
     esac
   done < <(grep -aoh "MXCHK|$1|.*" "$out"/*.log)
@@ -229,13 +240,19 @@ exposed() {
   else st=PASS text="with nothing enforced all $n checks see the breach or the neighbour working"; fi
 }
 
+# neighbour CHECK: a legitimate action (its failure is lost function, never a broken promise)
+neighbour() { case $1 in inside_*|signal_self|fork_within_limit) return 0 ;; *) return 1 ;; esac; }
+attacks_in() { # DETAIL → the checks in it that are attacks
+  local c; for c in ${1//,/ }; do neighbour "$c" || printf '%s ' "$c"; done
+}
+
 evaluate_row() { # ENV|CASE|MODE
   local row=$1 env case mode; IFS='|' read -r env case mode <<<"$row"
   local want detail st text; read -r want detail <<<"$(expect "$env" "$case" "$mode")"
   case $want in
     run|refuse|exposed)
-      if [ "$mode" = strict ] && [ "$detail" != - ]; then
-        verdict FAIL "$env $case $mode" "expect.tsv: a strict row cannot excuse checks ($detail)"; return
+      if [ "$mode" = strict ] && [ "$detail" != - ] && [ -n "$(attacks_in "$detail")" ]; then
+        verdict FAIL "$env $case $mode" "expect.tsv: a strict row can excuse only neighbours, not $(attacks_in "$detail")"; return
       fi
       judge "$row" "$want" "$detail"; verdict "$st" "$env $case $mode" "$text" ;;
     bug) # a known hullward bug: its symptom is counted apart; anything else is judged as refuse

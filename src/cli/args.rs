@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use crate::error::Error;
 use crate::policy::load::{load, Flags, LoadRequest};
-use crate::policy::{duration, NetMode, Policy, Unattended};
+use crate::policy::{duration, NetMode, Policy, Unattended, WorkspaceMode};
 
 /// Flags accepted by every command, before or after the command name.
 #[derive(Debug, Clone, Default, Args)]
@@ -65,9 +65,22 @@ pub struct CommonArgs {
     /// The JSONL audit log (default: $HULLWARD_HOME/audit.jsonl).
     #[arg(long, global = true, value_name = "FILE")]
     pub audit: Option<PathBuf>,
+    /// Where the program's writes land: in place, in a layer applied when it ends, or thrown away.
+    #[arg(long, global = true, value_enum, value_name = "MODE")]
+    pub workspace: Option<WorkspaceArg>,
+    /// Hold an overlay call's changes for `hullward review|apply|discard` (implies --workspace overlay).
+    #[arg(long, global = true)]
+    pub review: bool,
     /// Machine-readable output.
     #[arg(long, global = true)]
     pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum WorkspaceArg {
+    Direct,
+    Overlay,
+    Ephemeral,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -144,6 +157,12 @@ impl CommonArgs {
                 no_strict: self.no_strict,
                 yolo: self.yolo,
                 audit: self.audit.clone(),
+                workspace: self.workspace.map(|w| match w {
+                    WorkspaceArg::Direct => WorkspaceMode::Direct,
+                    WorkspaceArg::Overlay => WorkspaceMode::Overlay,
+                    WorkspaceArg::Ephemeral => WorkspaceMode::Ephemeral,
+                }),
+                review: self.review,
             },
         })
     }

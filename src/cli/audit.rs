@@ -259,7 +259,7 @@ pub fn parse_time(text: &str) -> Result<SystemTime, String> {
 }
 
 fn is_leap(y: u64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+    (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400)
 }
 
 fn days_in(year: u64, month: u64) -> u64 {

@@ -6,7 +6,8 @@
 //! `run --no-strict` uses ([`spawn::probe`]: the real child's steps — id maps, namespaces, the
 //! mount view with its masks and procfs, Landlock, seccomp — ending in an exit instead of `exec`),
 //! then creates a call cgroup with the policy's limits. What the probe saw refused is what `run`
-//! would be refused; the promise table follows from it ([`plan::promises`]).
+//! would be refused; the promise table follows from it ([`plan::promises`]), and so does the
+//! mode: namespaces, or Landlock-only where the namespaces are refused (a default container).
 
 use std::collections::BTreeMap;
 
@@ -23,8 +24,9 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
     let policy = common.policy()?;
     let mut kernel = KernelSupport::probe_env();
     let (probed, cgroup_error) = prove(&policy, &kernel);
-    if let Some(k) = probed {
-        kernel.refused = k.refused;
+    let notes = probed.as_ref().map(|p| p.notes.clone()).unwrap_or_default();
+    if let Some(p) = probed {
+        kernel.refused = p.kernel.refused;
     }
     if cgroup_error.is_some() {
         kernel.cgroups.v2_controllers.clear();
@@ -33,9 +35,17 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
     let missing = plan::missing_features(&policy, &kernel);
     let ns_ok = kernel.refuses(Layer::Namespaces).is_none();
 
+    let landlock_ok = kernel.landlock_abi > 0 && kernel.refuses(Layer::Landlock).is_none();
+    let mode = match (ns_ok, landlock_ok) {
+        (true, _) => "namespaces",
+        (false, true) => "landlock-only",
+        (false, false) => "none",
+    };
+
     let cg = &kernel.cgroups;
     let report = json!({
         "kernel": kernel.kernel_release,
+        "mode": mode,
         "root": kernel.root,
         "privileged": kernel.privileged,
         "landlock": {
@@ -46,8 +56,9 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
             "features": landlock_features(kernel.landlock_abi),
         },
         "seccomp": kernel.seccomp,
+        "overlayfs": crate::workspace::layers::overlayfs_available(),
         "namespaces": {
-            "user": ns_ok && kernel.needs_userns() || kernel.privileged,
+            "user": ns_ok && (kernel.needs_userns() || kernel.privileged),
             "mount": ns_ok,
             "network": ns_ok,
             "fresh_proc": ns_ok && kernel.refuses(Layer::FreshProc).is_none(),
@@ -65,6 +76,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
             "remedy": cg.remedy(kernel.root),
         },
         "promises": checks.iter().map(promise_json).collect::<Vec<_>>(),
+        "notes": notes,
         "strict": {
             "can_run": missing.is_empty(),
             "missing": missing.iter().map(|m| json!({
@@ -84,9 +96,12 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
 }
 
 /// Builds `run`'s plan for `true` (as `--no-strict`, so that the probe runs and every refusal is
-/// recorded) and creates a call cgroup with its limits. Returns the facts as the probe left them
-/// and the cgroup's error.
-fn prove(policy: &crate::policy::Policy, kernel: &KernelSupport) -> (Option<KernelSupport>, Option<String>) {
+/// recorded) and creates a call cgroup with its limits. Returns the plan (its facts as the probe
+/// left them, its notes: what behaves differently here) and the cgroup's error.
+fn prove(
+    policy: &crate::policy::Policy,
+    kernel: &KernelSupport,
+) -> (Option<plan::SandboxPlan>, Option<String>) {
     let mut lenient = policy.clone();
     lenient.sandbox.strict = false;
     lenient.session.yolo = false;
@@ -100,7 +115,7 @@ fn prove(policy: &crate::policy::Policy, kernel: &KernelSupport) -> (Option<Kern
     let limits = built.as_ref().map(plan::SandboxPlan::cgroup_limits).unwrap_or_default();
     let name = format!("call-{}-doctor", std::process::id());
     let cgroup_error = CallCgroup::create(&kernel.cgroups, &name, limits).err().map(|e| e.to_string());
-    (built.map(|p| p.kernel), cgroup_error)
+    (built, cgroup_error)
 }
 
 fn promise_json(p: &PromiseCheck) -> Value {
@@ -174,6 +189,21 @@ fn render(r: &Value, style: Style) -> String {
         "  Landlock scopes      ABI {SCOPES_ABI} (needed only where a namespace is missing)\n"
     ));
     out.push_str(&format!("  seccomp              {}\n", yes(&r["seccomp"])));
+    out.push_str(&format!(
+        "  mode                 {}\n",
+        match r["mode"].as_str() {
+            Some("namespaces") => style.paint(Tone::Good, "namespaces: a fresh-root view with masks, Landlock and seccomp"),
+            Some("landlock-only") => style.paint(
+                Tone::Warn,
+                "Landlock-only (no namespaces here): Landlock rules beside each denied path, seccomp refusing every socket, Landlock scopes",
+            ),
+            _ => bad("no namespaces and no Landlock"),
+        }
+    ));
+    out.push_str(&format!(
+        "  overlayfs            {} (--workspace overlay|ephemeral; the call's mount proves it)\n",
+        yes(&r["overlayfs"])
+    ));
     let ns = &r["namespaces"];
     out.push_str(&format!("  user namespaces      {}\n", yes(&ns["user"])));
     out.push_str(&format!("  mount namespaces     {}\n", yes(&ns["mount"])));
@@ -209,10 +239,17 @@ fn render(r: &Value, style: Style) -> String {
     for p in r["promises"].as_array().into_iter().flatten() {
         let held: Vec<String> = p["held_by"].as_array().into_iter().flatten().map(s).collect();
         out.push_str(&format!(
-            "    {:<36} {}\n",
+            "    {:<52} {}\n",
             s(&p["promise"]),
             if held.is_empty() { bad("NOTHING") } else { style.paint(Tone::Good, &held.join(" + ")) }
         ));
+    }
+    let notes: Vec<String> = r["notes"].as_array().into_iter().flatten().map(s).collect();
+    if !notes.is_empty() {
+        out.push_str("  here a call behaves differently:\n");
+        for n in notes {
+            out.push_str(&format!("    - {n}\n"));
+        }
     }
     let strict = &r["strict"];
     if strict["can_run"].as_bool() == Some(true) {
@@ -234,13 +271,14 @@ mod tests {
 
     fn sample() -> Value {
         json!({
-            "kernel": "6.1.0", "root": true, "privileged": true,
+            "kernel": "6.1.0", "mode": "landlock-only", "root": true, "privileged": true,
             "landlock": {"abi": 0, "pinned": null, "kernel_abi": 0, "errata": 0, "features": []},
             "seccomp": true,
             "namespaces": {"user": true, "mount": true, "network": false, "fresh_proc": true, "masks": true},
             "refused": [],
             "cgroup": {"v2": null, "kill": false, "pids": null, "memory": null, "cpu": null, "error": null},
             "promises": [{"promise": "network", "held_by": []}],
+            "notes": ["no private /tmp, /run or HOME"],
             "strict": {"can_run": false, "missing": []},
         })
     }
@@ -251,6 +289,8 @@ mod tests {
         assert!(!plain.contains('\x1b'), "{plain}");
         assert!(plain.contains("  network namespaces   NO\n"), "{plain}");
         assert!(plain.contains("REFUSES (exit 3)"), "{plain}");
+        assert!(plain.contains("  mode                 Landlock-only (no namespaces here)"), "{plain}");
+        assert!(plain.contains("  here a call behaves differently:\n    - no private /tmp"), "{plain}");
         let painted = render(&sample(), Style { color: true });
         assert!(painted.contains("network namespaces   \x1b[31mNO\x1b[0m"), "{painted:?}");
         assert!(painted.contains("seccomp              \x1b[32myes\x1b[0m"), "{painted:?}");

@@ -98,6 +98,15 @@ pub fn policy_json(p: &Policy) -> Value {
             "allow_substitution": sb.allow_substitution,
         },
         "network": sb.network.as_str(),
+        "workspace": {
+            "mode": sb.workspace.as_str(),
+            "review": p.session.review,
+            "apply_rules": match sb.workspace {
+                crate::policy::WorkspaceMode::Direct => "written in place; protected paths created or changed anyway are quarantined",
+                crate::policy::WorkspaceMode::Overlay => "written to an overlay of each root; applied when the call ends, except protected paths (deny matches, git metadata, policy files, WriteProtect entries) and files the host changed during the call, which are refused and listed; every overwritten or deleted file is kept in $HULLWARD_HOME/backups/CALL (hullward undo)",
+                crate::policy::WorkspaceMode::Ephemeral => "written to an overlay of each root; thrown away when the call ends",
+            },
+        },
         "http_allowed_hosts": match &p.http.allowed {
             HostAllowlist::Unrestricted => Value::String("unrestricted".into()),
             HostAllowlist::Only(list) => Value::Array(list.iter().map(|h| Value::String(h.to_string())).collect()),
@@ -186,6 +195,16 @@ pub fn render(r: &Value) -> String {
         if sh["allow_substitution"] == Value::Bool(true) { " (lifted by AllowSubstitution)" } else { "" },
     ));
     out.push_str(&format!("network:      {}\n", s(&r["network"])));
+    out.push_str(&format!(
+        "workspace:    {}{}: {}\n",
+        s(&r["workspace"]["mode"]),
+        if r["workspace"]["review"] == Value::Bool(true) {
+            " (--review: held for hullward review|apply|discard)"
+        } else {
+            ""
+        },
+        s(&r["workspace"]["apply_rules"])
+    ));
     out.push_str(&format!(
         "http hosts:   {}; private addresses {}\n",
         match &r["http_allowed_hosts"] {

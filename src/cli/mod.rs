@@ -18,10 +18,12 @@ mod connect;
 mod doctor;
 mod explain;
 mod filter;
+mod mcp;
 mod run;
 mod serve;
 mod style;
 mod validate;
+mod workspace;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -147,6 +149,16 @@ Examples:
         #[arg(long, value_name = "PATH")]
         socket: PathBuf,
     },
+    /// Serve the tool calls as an MCP server on stdin/stdout (for Claude Code, Codex, any MCP client).
+    #[command(after_help = "\
+Examples:
+  claude mcp add hullward -- hullward mcp --root .
+  hullward mcp --root /srv/agent/work --unattended-policy allow    # a client without elicitation
+  hullward mcp --config .hullward.yaml --hitl on                   # ask (elicitation) for every call
+
+Tools: shell_run, run, probe, read_file, write_file, list_files, check_path, check_url. Approval
+uses MCP elicitation when the client offers it; otherwise the unattended policy decides.")]
+    Mcp,
     /// Read the audit log back as a timeline of decisions, calls, egress and quarantined paths.
     #[command(after_help = "\
 Examples:
@@ -163,6 +175,57 @@ The log is --audit FILE, else $HULLWARD_HOME/audit.jsonl (HULLWARD_HOME defaults
         #[arg(long = "call", value_name = "ID")]
         call: Option<String>,
     },
+    /// Show a held overlay call's changes (`--review`) as a diff.
+    #[command(after_help = "\
+Examples:
+  hullward run --workspace overlay --review -- make fmt
+  hullward review                            the newest held call
+  hullward review call-4711-0-5f3e2a1c | less
+
+Protected files' bodies are hidden and secret values masked, as in every program's output.")]
+    Review {
+        /// The call (default: the newest held call).
+        #[arg(value_name = "CALL")]
+        call: Option<String>,
+    },
+    /// Apply a held overlay call's changes (protected paths and conflicts are refused).
+    #[command(after_help = "\
+Examples:
+  hullward apply call-4711-0-5f3e2a1c
+  hullward undo call-4711-0-5f3e2a1c         and back again")]
+    Apply {
+        /// The call (default: the newest held call).
+        #[arg(value_name = "CALL")]
+        call: Option<String>,
+    },
+    /// Throw a held overlay call's changes away.
+    #[command(after_help = "\
+Examples:
+  hullward discard call-4711-0-5f3e2a1c")]
+    Discard {
+        /// The call (default: the newest held call).
+        #[arg(value_name = "CALL")]
+        call: Option<String>,
+    },
+    /// Put back what an applied overlay call overwrote or deleted, and remove what it created.
+    #[command(after_help = "\
+Examples:
+  hullward undo                              the newest applied call
+  hullward undo call-4711-0-5f3e2a1c
+
+Exit status: 0 undone; 1 refused (the host changed a file since the call applied it; each is
+named); 2 no such call.")]
+    Undo {
+        /// The call (default: the newest applied call not undone yet).
+        #[arg(value_name = "CALL")]
+        call: Option<String>,
+    },
+    /// List the applied overlay calls' backups with their sizes, and the held calls.
+    #[command(after_help = "\
+Examples:
+  hullward backups
+  hullward backups --json | jq '.backups[] | select(.undone | not)'")]
+    Backups,
 }
 
 #[derive(Debug, Subcommand)]
@@ -223,6 +286,12 @@ fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Filter => filter::run(common),
         Command::Doctor => doctor::run(common),
         Command::Serve { socket } => serve::run(common, socket),
+        Command::Mcp => mcp::run(common),
         Command::Audit { since, call } => audit::run(common, since, call.as_deref()),
+        Command::Review { call } => workspace::held(common, workspace::Held::Review, call.as_deref()),
+        Command::Apply { call } => workspace::held(common, workspace::Held::Apply, call.as_deref()),
+        Command::Discard { call } => workspace::held(common, workspace::Held::Discard, call.as_deref()),
+        Command::Undo { call } => workspace::undo(common, call.as_deref()),
+        Command::Backups => workspace::list(common),
     }
 }

@@ -311,18 +311,8 @@ fn outside(policy: &Policy, op: Op, resolved: &Path) -> Decision {
     if policy.sandbox.read_only_dirs.iter().any(|d| resolved.starts_with(d)) {
         return Decision::allow("read-only-dir");
     }
-    let mut deny_text = format!(
-        "[DENIED] Path '{}' is outside the configured sandbox '{}'.\nAll file operations must stay within the sandbox.",
-        resolved.display(),
-        policy.root.display()
-    );
-    if let Some(dir) = private_dir(resolved) {
-        deny_text.push_str(&format!(
-            "\nA sandboxed program's {dir} is a private directory of its own call: the host's {dir} is not shown to it."
-        ));
-    }
     if in_system {
-        return Decision::deny("system-read-only", deny_text);
+        return Decision { rule: "system-read-only".into(), ..outside_denial(policy, resolved) };
     }
     // A human may grant the containing directory of a file operation; listing (and exec) outside
     // the roots stays deny-only, as the seed keeps it (INTERFACE.md, "Session grants").
@@ -338,7 +328,22 @@ fn outside(policy: &Policy, op: Op, resolved: &Path) -> Decision {
             ),
         );
     }
-    Decision::deny("outside-sandbox", deny_text)
+    outside_denial(policy, resolved)
+}
+
+/// The denial of a path outside every root where no human may grant it (rule `outside-sandbox`).
+pub fn outside_denial(policy: &Policy, resolved: &Path) -> Decision {
+    let mut text = format!(
+        "[DENIED] Path '{}' is outside the configured sandbox '{}'.\nAll file operations must stay within the sandbox.",
+        resolved.display(),
+        policy.root.display()
+    );
+    if let Some(dir) = private_dir(resolved) {
+        text.push_str(&format!(
+            "\nA sandboxed program's {dir} is a private directory of its own call: the host's {dir} is not shown to it."
+        ));
+    }
+    Decision::deny("outside-sandbox", text)
 }
 
 #[cfg(test)]

@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use super::diag::{Diagnostic, Severity};
 use super::globs::{GlobRule, GlobRules, Origin};
-use super::locate::{line_of, Step};
-use super::schema::{FileConfig, SandboxSection, SecuritySection};
+use super::locate::{Located, Step};
+use super::schema::{self, Parsed, SandboxSection, SecuritySection};
 use super::{
     duration, profiles, AllowMode, HostAllowlist, HostPattern, HttpPolicy, Limits, NetMode, Policy,
-    SandboxPolicy, Session, ShellPolicy, Unattended,
+    SandboxPolicy, Session, ShellPolicy, Unattended, WorkspaceMode,
 };
 
 /// Why a policy could not be loaded.
@@ -71,7 +71,14 @@ pub struct Flags {
     pub no_strict: bool,
     pub yolo: bool,
     pub audit: Option<PathBuf>,
+    /// `--workspace`.
+    pub workspace: Option<WorkspaceMode>,
+    /// `--review` (implies `--workspace overlay` when no other mode was chosen).
+    pub review: bool,
 }
+
+/// `Sandbox.Git.ProtectedBranches` when no layer sets it (KeylessAgent's git rules).
+pub const DEFAULT_PROTECTED_BRANCHES: &[&str] = &["main", "master", "release*"];
 
 /// The glob a `.env` file at any depth matches, and its `.env.*` siblings (Decision 5).
 pub const ENV_FILE_GLOBS: &[&str] = &["**/.env", "**/.env.*"];
@@ -153,7 +160,7 @@ pub fn write_protect_reason(pattern: &str) -> Option<&'static str> {
 
 /// One YAML layer being read: its text and how to name it.
 struct Layer<'a> {
-    text: &'a str,
+    located: &'a Located,
     origin_file: Option<PathBuf>,
     profile_name: Option<String>,
     /// Folder that relative paths in this layer resolve against.
@@ -163,7 +170,7 @@ struct Layer<'a> {
 impl Layer<'_> {
     fn origin(&self, path: &[Step<'_>]) -> Origin {
         match (&self.origin_file, &self.profile_name) {
-            (Some(f), _) => Origin::File { path: f.clone(), line: line_of(self.text, path) },
+            (Some(f), _) => Origin::File { path: f.clone(), line: self.located.line_of(path) },
             (None, Some(p)) => Origin::Profile(p.clone()),
             (None, None) => Origin::Builtin("default"),
         }
@@ -180,7 +187,7 @@ impl Layer<'_> {
         Diagnostic {
             severity,
             file: self.diag_file(),
-            line: line_of(self.text, path),
+            line: self.located.line_of(path),
             key: dotted(path),
             message,
         }
@@ -259,6 +266,8 @@ struct Accum {
     approval_timeout: Option<Duration>,
     shutdown_grace: Option<Duration>,
     skill_dirs: Option<Vec<RawPath>>,
+    workspace: Option<WorkspaceMode>,
+    protected_branches: Option<Vec<String>>,
     /// `WriteProtect` entries of every layer, in order (adds up like `System`; `!ENTRY` removes).
     write_protect: Vec<GlobRule>,
     diags: Vec<Diagnostic>,
@@ -320,6 +329,8 @@ fn has_flags(f: &Flags) -> bool {
         || f.no_strict
         || f.yolo
         || f.audit.is_some()
+        || f.workspace.is_some()
+        || f.review
 }
 
 fn apply_file(acc: &mut Accum, path: &Path) -> Result<(), PolicyError> {
@@ -345,28 +356,10 @@ fn apply_text(
     profile: Option<String>,
     base: &Path,
 ) -> Result<(), PolicyError> {
-    let parsed: FileConfig = if text.trim().is_empty() {
-        FileConfig::default()
-    } else {
-        serde_yaml::from_str(text).map_err(|e| {
-            let loc = e.location();
-            let mut message = e.to_string();
-            if let Some(cut) = message.rfind(" at line ") {
-                message.truncate(cut);
-            }
-            PolicyError::Syntax(Diagnostic {
-                severity: Severity::Error,
-                file: file.clone().or_else(|| profile.as_ref().map(|p| format!("<profile {p}>").into())),
-                line: loc.as_ref().map(|l| l.line()),
-                key: String::new(),
-                message: match loc {
-                    Some(l) => format!("{message} (column {})", l.column()),
-                    None => message,
-                },
-            })
-        })?
-    };
-    let layer = Layer { text, origin_file: file, profile_name: profile, base: base.to_path_buf() };
+    let named = file.clone().or_else(|| profile.as_ref().map(|p| format!("<profile {p}>").into()));
+    let Parsed { config: parsed, located } = schema::parse(text, named)?;
+    let layer =
+        Layer { located: &located, origin_file: file, profile_name: profile, base: base.to_path_buf() };
     if let Some(sec) = &parsed.security {
         apply_security(acc, &layer, sec);
     }
@@ -612,6 +605,28 @@ fn apply_sandbox(acc: &mut Accum, layer: &Layer<'_>, sb: &SandboxSection) {
             )),
         }
     }
+    if let Some(w) = &sb.workspace {
+        match WorkspaceMode::parse(&w.to_ascii_lowercase()) {
+            Some(mode) => acc.workspace = Some(mode),
+            None => acc.diags.push(layer.diag(
+                Severity::Error,
+                &[s, Key("Workspace")],
+                format!("unknown Workspace '{w}' (expected direct, overlay or ephemeral)"),
+            )),
+        }
+    }
+    if let Some(list) = sb.git.as_ref().and_then(|g| g.protected_branches.as_ref()) {
+        for (i, glob) in list.iter().enumerate() {
+            if let Err(e) = globset::Glob::new(glob) {
+                acc.diags.push(layer.diag(
+                    Severity::Error,
+                    &[s, Key("Git"), Key("ProtectedBranches"), Step::Index(i)],
+                    format!("'{glob}' is not a branch name glob: {e}"),
+                ));
+            }
+        }
+        acc.protected_branches = Some(list.clone());
+    }
     if let Some(v) = &sb.skill_dirs {
         acc.skill_dirs = Some(raw_paths(layer, &[s, Key("SkillDirs")], v));
     }
@@ -697,6 +712,11 @@ fn apply_flags(acc: &mut Accum, f: &Flags, cwd: &Path) {
     }
     if f.no_strict {
         acc.strict = Some(false);
+    }
+    if let Some(w) = f.workspace {
+        acc.workspace = Some(w);
+    } else if f.review && matches!(acc.workspace, None | Some(WorkspaceMode::Direct)) {
+        acc.workspace = Some(WorkspaceMode::Overlay);
     }
 }
 
@@ -916,10 +936,16 @@ fn finish(
                 .skill_dirs
                 .as_ref()
                 .map(|dirs| dirs.iter().map(|raw| raw.base.join(expand_tilde(&raw.text))).collect()),
+            workspace: acc.workspace.unwrap_or_default(),
+            protected_branches: acc
+                .protected_branches
+                .take()
+                .unwrap_or_else(|| DEFAULT_PROTECTED_BRANCHES.iter().map(|b| b.to_string()).collect()),
         },
         session: Session {
             hitl: req.flags.hitl.unwrap_or(req.stdin_is_tty),
             yolo: req.flags.yolo,
+            review: req.flags.review,
             audit_path,
             state_dir,
             home,
@@ -1279,9 +1305,9 @@ mod tests {
         let mut req = req_in(t.path());
         req.config = Some(path);
         match load(&req).unwrap_err() {
-            PolicyError::Syntax(d) => {
-                assert_eq!(d.line, Some(4), "{d}");
-                assert!(d.message.contains("FileSystemSandbox"), "{d}");
+            PolicyError::Invalid(d) => {
+                assert_eq!((d.len(), d[0].line), (1, Some(4)), "{d:?}");
+                assert!(d[0].message.contains("FileSystemSandbox"), "{d:?}");
             }
             e => panic!("{e}"),
         }

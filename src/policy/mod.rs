@@ -175,6 +175,42 @@ pub struct SandboxPolicy {
     /// `Sandbox.SkillDirs` (`skill_run`), as written (`~` expanded, relative to the config
     /// file); `None` means the default list.
     pub skill_dirs: Option<Vec<PathBuf>>,
+    /// `Sandbox.Workspace` / `--workspace`: where the program's writes to the roots land.
+    pub workspace: WorkspaceMode,
+    /// `Sandbox.Git.ProtectedBranches` (branch name globs, default `main`, `master`,
+    /// `release*`): an applied overlay call never moves or deletes their refs.
+    pub protected_branches: Vec<String>,
+}
+
+/// How the program's writes reach the roots (INTERFACE.md, "The workspace modes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WorkspaceMode {
+    /// In place; protected changes are quarantined after the call.
+    #[default]
+    Direct,
+    /// Into a layer of the call's own, applied (except protected paths) when it ends.
+    Overlay,
+    /// Into a layer of the call's own, thrown away when it ends.
+    Ephemeral,
+}
+
+impl WorkspaceMode {
+    pub fn parse(s: &str) -> Option<WorkspaceMode> {
+        match s {
+            "direct" => Some(WorkspaceMode::Direct),
+            "overlay" => Some(WorkspaceMode::Overlay),
+            "ephemeral" => Some(WorkspaceMode::Ephemeral),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkspaceMode::Direct => "direct",
+            WorkspaceMode::Overlay => "overlay",
+            WorkspaceMode::Ephemeral => "ephemeral",
+        }
+    }
 }
 
 /// Network mode of a sandboxed call.
@@ -242,6 +278,8 @@ pub struct Session {
     pub hitl: bool,
     /// No sandbox at all.
     pub yolo: bool,
+    /// `--review`: an overlay call's changes are held for `hullward review|apply|discard`.
+    pub review: bool,
     /// The JSONL audit log.
     pub audit_path: PathBuf,
     /// hullward's own state (`$HULLWARD_HOME`, default `~/.hullward`): the default audit log and

@@ -5,7 +5,8 @@
 //! the cgroup files; writes nothing) decides *where* the `hullward/` parent goes on cgroup v2 and
 //! which controllers its leaves will have → [`CallCgroup::create`] per call: first
 //! [`prepare`] makes that true (moves the supervisor into its own leaf when it is alone in its
-//! cgroup — the no-internal-process rule — and enables `+pids +memory +cpu` in each
+//! cgroup, or every process of a delegated unit's cgroup into that leaf when the caller shares it
+//! — the no-internal-process rule — and enables `+pids +memory +cpu` in each
 //! `cgroup.subtree_control` on the way), then a leaf per call with `pids.max`, `memory.max`,
 //! `cpu.max` — or the same limits in v1 hierarchies (`pids`, `memory`, `cpu`) where this host has
 //! them → the child enters the v2 leaf at creation (`CLONE_INTO_CGROUP`, or by writing its
@@ -16,7 +17,8 @@
 //! next call creates its own.
 //!
 //! Where the v2 parent goes: the supervisor's own cgroup when it already delegates controllers,
-//! is the hierarchy's root, or holds nobody but the supervisor; else the enclosing systemd unit
+//! is the hierarchy's root, holds nobody but the supervisor, or is a delegated unit (systemd's
+//! `trusted.delegate`/`user.delegate` xattr) that the caller shares; else the enclosing systemd unit
 //! when the supervisor sits in a sub-cgroup of it (systemd only makes those for `Delegate=yes`
 //! units). Anywhere else (a login session's scope, a plain service) the controllers cannot be had
 //! without breaking the no-internal-process rule, and [`CgroupSupport::remedy`] names the
@@ -48,6 +50,12 @@ pub enum V2Setup {
     Enable,
     /// The supervisor is alone in the base: move it into `hullward/supervisor-PID`, then enable.
     MoveSelf,
+    /// The base is a delegated unit (`Delegate=yes`, marked by systemd's `delegate` xattr) that
+    /// also holds the caller that started hullward (a service's main process, a script): move
+    /// every process of the base into the base's `hullward-moved` leaf (outside `hullward/`, so
+    /// that no sweep of dead supervisors' cgroups ever touches the caller), then enable — the
+    /// delegatee owns that subtree, and no process may stay where the controllers are enabled.
+    MoveAll,
 }
 
 /// Where this host's cgroup hierarchies are and which controllers hullward can use.
@@ -230,6 +238,9 @@ fn choose_v2_base(mount: &Path, own: &Path) -> Option<(PathBuf, V2Setup, Vec<Str
     if only_this_process(own) {
         return Some((own.to_path_buf(), V2Setup::MoveSelf, available));
     }
+    if has_delegate_xattr(own) {
+        return Some((own.to_path_buf(), V2Setup::MoveAll, available));
+    }
     // A sub-cgroup of a systemd unit: the unit is delegated (`Delegate=yes`).
     let parent = own.parent().filter(|p| *p != mount && is_writable_dir(p))?;
     let unit = parent.file_name()?.to_string_lossy();
@@ -272,21 +283,63 @@ pub fn prepare(support: &CgroupSupport) -> Result<PathBuf, CgroupError> {
             .is_ok_and(|s| support.v2_controllers.iter().all(|c| s.split_whitespace().any(|x| x == c)))
     };
     if !enabled(&base) {
-        if support.v2_setup == V2Setup::MoveSelf {
-            let leaf = parent.join(format!("supervisor-{}", std::process::id()));
-            match std::fs::create_dir(&leaf) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(CgroupError { path: leaf, source: e }),
+        match support.v2_setup {
+            V2Setup::MoveSelf => {
+                let leaf = parent.join(format!("supervisor-{}", std::process::id()));
+                make_dir(&leaf)?;
+                write_file(&leaf.join("cgroup.procs"), &std::process::id().to_string())?;
+                write_file(&base.join("cgroup.subtree_control"), enable.trim_end())?;
             }
-            write_file(&leaf.join("cgroup.procs"), &std::process::id().to_string())?;
+            V2Setup::MoveAll => {
+                let moved = base.join(MOVED_LEAF);
+                make_dir(&moved)?;
+                enable_emptying(&base, &moved, enable.trim_end())?;
+            }
+            V2Setup::Ready | V2Setup::Enable => {
+                write_file(&base.join("cgroup.subtree_control"), enable.trim_end())?
+            }
         }
-        write_file(&base.join("cgroup.subtree_control"), enable.trim_end())?;
     }
     if !enabled(&parent) {
         write_file(&parent.join("cgroup.subtree_control"), enable.trim_end())?;
     }
     Ok(parent)
+}
+
+/// The leaf of a delegated unit that [`V2Setup::MoveAll`] moves the unit's processes into.
+const MOVED_LEAF: &str = "hullward-moved";
+
+fn make_dir(dir: &Path) -> Result<(), CgroupError> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(CgroupError { path: dir.to_path_buf(), source: e }),
+    }
+}
+
+/// Moves every process of `base` into `leaf` and enables `controllers` below `base`. A process
+/// the caller forks in between lands in `base` again and makes the kernel refuse (`EBUSY`), so
+/// the two steps are repeated a few times; one that exits in between is skipped.
+fn enable_emptying(base: &Path, leaf: &Path, controllers: &str) -> Result<(), CgroupError> {
+    let procs = base.join("cgroup.procs");
+    let mut last = None;
+    for _ in 0..8 {
+        let pids = std::fs::read_to_string(&procs).map_err(cg_err(&procs))?;
+        for pid in pids.split_whitespace() {
+            match write_file(&leaf.join("cgroup.procs"), pid) {
+                Err(e) if e.source.raw_os_error() == Some(libc::ESRCH) => {}
+                other => other?,
+            }
+        }
+        match write_file(&base.join("cgroup.subtree_control"), controllers) {
+            Err(e) if e.source.raw_os_error() == Some(libc::EBUSY) => last = Some(e),
+            other => return other,
+        }
+    }
+    Err(last.unwrap_or_else(|| CgroupError {
+        path: base.to_path_buf(),
+        source: std::io::Error::from_raw_os_error(libc::EBUSY),
+    }))
 }
 
 fn is_writable_dir(dir: &Path) -> bool {

@@ -652,13 +652,19 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
     }
 }
 
+/// The device of an expected identity that lies inside an overlay of the workspace
+/// (`crate::workspace`): its device number exists only once the overlay is mounted, and with all
+/// its layers on one filesystem the overlay shows the real inode numbers, so the inode alone
+/// names the entry.
+pub const OVERLAY_DEVICE: u64 = u64::MAX;
+
 /// Opens `path` without following a symlink (`O_PATH`) and checks that it is the entry `expect`
 /// names: `ESTALE` when another entry has the name now.
 fn open_verified<S: Sys>(sys: &S, path: &CStr, expect: Option<(u64, u64)>) -> Result<RawFd, Errno> {
     let fd = sys.open(path, libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0)?;
     let Some(expect) = expect else { return Ok(fd) };
     match sys.identity(fd) {
-        Ok(found) if found == expect => Ok(fd),
+        Ok(found) if found == expect || (expect.0 == OVERLAY_DEVICE && found.1 == expect.1) => Ok(fd),
         other => {
             let _ = sys.close(fd);
             Err(other.err().unwrap_or(Errno(libc::ESTALE)))

@@ -6,8 +6,9 @@
 //! predicts from them which [`Layer`]s will be refused ([`KernelSupport::refused`]). What the
 //! kernel really does is proven by [`super::spawn::probe`], the call's own child steps in a
 //! throwaway child: `doctor` and `run --no-strict` run it and record what it saw refused with
-//! [`KernelSupport::refuse`]; strict `run` does not pay for it and reports a refusal of the real
-//! child as exit 3.
+//! [`KernelSupport::refuse`]; strict `run` pays for it only where the facts cannot tell
+//! ([`KernelSupport::namespaces_uncertain`]: under a seccomp filter, as in a container), and
+//! reports any other refusal of the real child as exit 3.
 
 use std::path::{Path, PathBuf};
 
@@ -58,6 +59,10 @@ pub struct KernelSupport {
     pub landlock_pin: Option<i32>,
     pub landlock_errata: u64,
     pub seccomp: bool,
+    /// This process already lives under a seccomp filter (`Seccomp: 2`, a container's profile or
+    /// a service's `SystemCallFilter`): whether it lets namespaces be created cannot be read from
+    /// the facts, only tried ([`KernelSupport::namespaces_uncertain`]).
+    pub seccomp_filtered: bool,
     /// Effective uid 0 (exempt from `RLIMIT_NPROC`).
     pub root: bool,
     /// Root with `CAP_SYS_ADMIN`: namespaces without a user namespace.
@@ -95,6 +100,7 @@ impl KernelSupport {
             landlock_pin: pin,
             landlock_errata: if kernel_abi > 0 { sys::landlock_errata() } else { 0 },
             seccomp: sys::seccomp_available(),
+            seccomp_filtered: status_field("Seccomp").as_deref() == Some("2"),
             root,
             privileged: root && cap_eff & (1 << CAP_SYS_ADMIN) != 0,
             setpcap: cap_eff & (1 << CAP_SETPCAP) != 0,
@@ -120,6 +126,13 @@ impl KernelSupport {
     /// The child gets a user namespace (unprivileged callers, and root without `CAP_SYS_ADMIN`).
     pub fn needs_userns(&self) -> bool {
         !self.privileged
+    }
+
+    /// Namespaces are not known to be refused, but a seccomp filter above hullward may refuse
+    /// them: strict mode tries the plan in a probe child before it decides (a refusal then makes
+    /// it plan Landlock-only mode, which it runs only if every promise still holds).
+    pub fn namespaces_uncertain(&self) -> bool {
+        self.seccomp_filtered && self.refuses(Layer::Namespaces).is_none()
     }
 
     /// Whether `layer` was refused here.

@@ -15,7 +15,7 @@ use landlock::{
 };
 
 /// A class of access, mapped to rights for a given ABI.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Grant {
     /// Read files, list directories, execute (`System`).
     ReadExec,

@@ -32,13 +32,16 @@
 //! [`Snapshot::changes_since`] reports created, changed and vanished entries and where a moved
 //! original went.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
+use std::time::{Duration, SystemTime};
 
+use super::index::{Index, Listing, Store};
 use crate::policy::{GlobRules, Origin, Policy};
 
 /// The rule that protects a gitfile `.git`.
@@ -46,6 +49,17 @@ const GITFILE: &str = "git metadata: a gitfile names where the repository is";
 
 /// The rule that protects the directory a repository's `core.hooksPath` names.
 const HOOKS_PATH: &str = "git metadata: the hooks directory core.hooksPath names";
+
+/// The rule that protects the policy's own files inside a root.
+const POLICY_FILE: &str = "the policy's own file";
+
+/// The ctime recorded for a directory whose ctime is not trusted: it never matches, so the
+/// directory is read again by the next walk.
+const UNTRUSTED: i128 = i128::MIN;
+
+/// How old a directory's ctime must be, when the walk starts, to be trusted: longer than the
+/// coarsest clock tick a kernel stamps ctimes with (10 ms at HZ=100), twice over.
+const CTIME_TICK: Duration = Duration::from_millis(20);
 
 /// Bounds of the walk.
 #[derive(Debug, Clone, Copy)]
@@ -66,6 +80,47 @@ impl Default for WalkLimits {
 pub enum MaskKind {
     File,
     Dir,
+}
+
+/// What one directory entry is to the walk, decided by its name and type alone (so that a
+/// directory whose listing did not change can be replayed from the [`Index`] unread).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A directory to descend into.
+    Descend,
+    /// A directory nested deeper than [`WalkLimits::max_depth`].
+    TooDeep,
+    /// hullward's own state.
+    Hidden(MaskKind),
+    /// A directory a deny rule covers (this rule).
+    DeniedDir(String),
+    /// A directory a write-protect rule covers.
+    ProtectedDir(String),
+    /// A symlink under a denied name: stamped, its target masked.
+    DeniedLink(String),
+    /// A symlink under a write-protected name: stamped.
+    ProtectedLink(String),
+    /// A file (or special file) a deny rule matches.
+    DeniedFile(String),
+    /// A file a write-protect rule matches, or one of the policy's own files.
+    ProtectedFile(String),
+    /// A `.git` that is not a directory (a gitfile or a symlink).
+    Gitfile,
+    /// A regular file the write lists grant.
+    WriteMatch,
+    /// An entry no rule but the `Read` list matches.
+    Plain,
+}
+
+/// A directory entry that matters to the walk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub name: OsString,
+    /// A repository's `.git` directory (pinned, its hooks path protected).
+    pub git_dir: bool,
+    /// The `Read` list matches the entry itself (a directory as a whole, a file by name).
+    pub read_match: bool,
+    pub entry: Entry,
 }
 
 /// One protected path to mask, and the rule that produced it.
@@ -254,10 +309,57 @@ pub fn walked_system(policy: &Policy) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The walk a policy asks for, over `roots`.
+/// The walk a policy asks for, over `roots`, replaying what the index under the state directory
+/// recorded for the directories that did not change (and recording the new listings).
 pub fn scan_policy(policy: &Policy, roots: &[PathBuf]) -> Result<Snapshot, WalkError> {
     let hidden = hidden_paths(policy);
-    scan(&policy_spec(policy, roots, &hidden, true))
+    let spec = policy_spec(policy, roots, &hidden, true);
+    let store = Store::open(&policy.session.state_dir, fingerprint(&spec));
+    let recorded = store.load();
+    let (snapshot, index) = scan_indexed(&spec, recorded.as_ref())?;
+    if let Some(index) = index {
+        if let Err(e) = store.save(&index) {
+            tracing::debug!("walk index not saved: {e}");
+        }
+    }
+    Ok(snapshot)
+}
+
+/// Everything the walk's decisions depend on besides the tree: a recorded listing is replayed
+/// only for exactly these roots and rules, by this version of hullward.
+fn fingerprint(spec: &ScanSpec<'_>) -> Vec<u8> {
+    let mut out = format!("hullward {}\n", env!("CARGO_PKG_VERSION")).into_bytes();
+    let mut field = |label: &str, items: &mut dyn Iterator<Item = &[u8]>| {
+        out.extend_from_slice(label.as_bytes());
+        for item in items {
+            out.extend_from_slice(&(item.len() as u64).to_le_bytes());
+            out.extend_from_slice(item);
+        }
+        out.push(b'\n');
+    };
+    let bytes = |p: &PathBuf| p.as_os_str().as_bytes().to_vec();
+    let patterns =
+        |r: &GlobRules| r.rules().iter().map(|r| r.pattern.clone().into_bytes()).collect::<Vec<_>>();
+    let lists: [(&str, Vec<Vec<u8>>); 5] = [
+        ("roots", spec.roots.iter().map(bytes).collect()),
+        ("deny", patterns(spec.deny)),
+        ("write-protect", patterns(spec.write_protect)),
+        ("protected", spec.protected_files.iter().map(bytes).collect()),
+        ("hidden", spec.hidden.iter().map(bytes).collect()),
+    ];
+    for (label, items) in &lists {
+        field(label, &mut items.iter().map(Vec::as_slice));
+    }
+    for list in &spec.write_lists {
+        field("write", &mut patterns(list).iter().map(Vec::as_slice));
+    }
+    if let Some(read) = spec.read {
+        field("read", &mut patterns(read).iter().map(Vec::as_slice));
+    }
+    let flags =
+        format!("git {} covered {} depth {}", spec.git_metadata, spec.covered_files, spec.limits.max_depth);
+    field("flags", &mut std::iter::once(flags.as_bytes()));
+    out
 }
 
 /// The walk after a call, over the same `roots` as `previous` (see [`rescan`]).
@@ -322,6 +424,8 @@ struct Found {
     write_matches: Vec<PathBuf>,
     read_matches: Vec<PathBuf>,
     located: Vec<((u64, u64), PathBuf)>,
+    /// What this walk found in each directory whose ctime it trusts (the next index).
+    listings: Vec<(PathBuf, Listing)>,
     error: Option<WalkError>,
 }
 
@@ -365,6 +469,9 @@ struct Queue {
     dirs: Vec<Pending>,
     /// Directories being read right now.
     active: usize,
+    /// Threads waiting for a directory (woken only when there is one, or the walk is over:
+    /// a wake-up is a system call, and most directories are read in microseconds).
+    waiting: usize,
     /// The entry bound was reached: what is still pending is masked, not read.
     stop: bool,
 }
@@ -379,6 +486,14 @@ struct Walk<'a> {
     wanted: HashSet<u64>,
     /// [`ScanSpec::hidden`] entries that lie inside a root (usually none).
     hidden: Vec<&'a Path>,
+    /// The last walk's listings, to replay directories whose listing did not change.
+    index: Option<&'a Index>,
+    /// Directory ctimes from before this are trusted (see [`CTIME_TICK`]).
+    trusted_before: i128,
+    /// Whether each device's filesystem keeps trustworthy ctimes.
+    devices: Mutex<HashMap<u64, bool>>,
+    /// Some directory was read and listed anew: the index changed.
+    relisted: AtomicBool,
     queue: Mutex<Queue>,
     ready: Condvar,
     found: Mutex<Found>,
@@ -397,7 +512,18 @@ enum Stop {
 /// Walks the roots and returns every protected entry. Small trees are walked on the calling
 /// thread alone; once enough directories are pending, helper threads join (one work queue).
 pub fn scan(spec: &ScanSpec<'_>) -> Result<Snapshot, WalkError> {
-    scan_since(spec, None)
+    Ok(walk(spec, None, None)?.0)
+}
+
+/// Like [`scan`], replaying from `index` every directory whose listing did not change since it
+/// was recorded; also returns the new index when it differs from `index`.
+pub fn scan_indexed(
+    spec: &ScanSpec<'_>,
+    index: Option<&Index>,
+) -> Result<(Snapshot, Option<Index>), WalkError> {
+    let (snapshot, listings, relisted) = walk(spec, None, index)?;
+    let fresh = relisted || index.map_or(0, Index::len) != listings.len();
+    Ok((snapshot, fresh.then(|| Index::new(listings.into_iter().collect()))))
 }
 
 /// The walk after a call: like [`scan`], but a directory whose change time (ctime) is the one
@@ -407,10 +533,20 @@ pub fn scan(spec: &ScanSpec<'_>) -> Result<Snapshot, WalkError> {
 /// directory's ctime), and the inodes of those entries are looked for under every name the walk
 /// reads ([`Snapshot::located`]).
 pub fn rescan(spec: &ScanSpec<'_>, previous: &Snapshot) -> Result<Snapshot, WalkError> {
-    scan_since(spec, Some(previous))
+    Ok(walk(spec, Some(previous), None)?.0)
 }
 
-fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapshot, WalkError> {
+/// The walk itself: the snapshot, the listings of the directories it trusts, and whether any of
+/// them was read anew.
+type Walked = (Snapshot, Vec<(PathBuf, Listing)>, bool);
+
+fn walk(
+    spec: &ScanSpec<'_>,
+    previous: Option<&Snapshot>,
+    index: Option<&Index>,
+) -> Result<Walked, WalkError> {
+    let started = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let trusted_before = i128::try_from(started.saturating_sub(CTIME_TICK).as_nanos()).unwrap_or(0);
     let mut children: BTreeMap<&Path, Vec<&Path>> = BTreeMap::new();
     for dir in previous.iter().flat_map(|p| p.dirs.keys()) {
         if let Some(parent) = dir.parent() {
@@ -428,6 +564,10 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
             .filter(|h| spec.roots.iter().any(|r| h.starts_with(r) && *h != r))
             .map(PathBuf::as_path)
             .collect(),
+        index,
+        trusted_before,
+        devices: Mutex::new(HashMap::new()),
+        relisted: AtomicBool::new(false),
         queue: Mutex::new(Queue {
             dirs: (0..spec.roots.len())
                 .map(|root| Pending {
@@ -439,6 +579,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
                 })
                 .collect(),
             active: 0,
+            waiting: 0,
             stop: false,
         }),
         ready: Condvar::new(),
@@ -458,6 +599,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
     walk.mask_unread();
     walk.literal_through_symlinks();
     let entries_seen = walk.entries.load(Ordering::Relaxed);
+    let relisted = walk.relisted.load(Ordering::Relaxed);
     let found = walk.found;
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = found.error.take() {
@@ -487,7 +629,7 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
     found.write_matches.dedup();
     found.read_matches.sort();
     found.bounded.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Snapshot {
+    let snapshot = Snapshot {
         masks,
         read_only,
         pins,
@@ -503,7 +645,8 @@ fn scan_since(spec: &ScanSpec<'_>, previous: Option<&Snapshot>) -> Result<Snapsh
         located: found.located.into_iter().collect(),
         identities,
         link_loops: found.link_loops,
-    })
+    };
+    Ok((snapshot, found.listings, relisted))
 }
 
 fn identity_of(path: &Path) -> Option<(u64, u64)> {
@@ -629,7 +772,9 @@ impl Walk<'_> {
                         self.ready.notify_all();
                         return;
                     }
+                    q.waiting += 1;
                     q = self.ready.wait(q).unwrap_or_else(|p| p.into_inner());
+                    q.waiting -= 1;
                 }
             };
             let result = self.read_dir(&next);
@@ -645,8 +790,11 @@ impl Walk<'_> {
                 }
             }
             let pending = q.dirs.len();
+            let wake = q.waiting > 0 && (pending > 0 || q.stop || q.active == 0);
             drop(q);
-            self.ready.notify_all();
+            if wake {
+                self.ready.notify_all();
+            }
             on_pending(pending);
         }
     }
@@ -677,7 +825,8 @@ impl Walk<'_> {
         f.bounded.push(Bounded { path, reason });
     }
 
-    /// Reads one directory; returns its subdirectories to descend into.
+    /// Reads one directory — or replays it from the index when its listing cannot have changed —
+    /// and returns its subdirectories to descend into.
     fn read_dir(&self, at: &Pending) -> Result<Vec<Pending>, Stop> {
         let spec = self.spec;
         let base = &spec.roots[at.root];
@@ -692,15 +841,21 @@ impl Walk<'_> {
             }
             Ok(Vec::new())
         };
-        let changed_at = match std::fs::symlink_metadata(&dir) {
-            Ok(meta) => ctime_ns(&meta),
+        let meta = match std::fs::symlink_metadata(&dir) {
+            Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && at.depth > 0 => return Ok(Vec::new()),
             Err(e) => return unreadable(e),
         };
-        let unchanged = !at.covered && self.previous.is_some_and(|p| p.dirs.get(&dir) == Some(&changed_at));
+        let changed_at = ctime_ns(&meta);
+        // A ctime this recent could stay the same through a change made in the same clock tick:
+        // such a directory is read again next time, whatever its ctime says then.
+        let trusted =
+            !at.covered && changed_at < self.trusted_before && self.trusted_device(&dir, meta.dev());
+        let recorded = if trusted { changed_at } else { UNTRUSTED };
+        let unchanged = trusted && self.previous.is_some_and(|p| p.dirs.get(&dir) == Some(&changed_at));
         if !at.covered {
             let mut found = self.found();
-            found.dirs.push((dir.clone(), changed_at));
+            found.dirs.push((dir.clone(), recorded));
             if unchanged {
                 found.unchanged.push(dir.clone());
             }
@@ -718,12 +873,18 @@ impl Walk<'_> {
                 })
                 .collect());
         }
+        if let Some(listing) =
+            self.index.and_then(|i| i.get(&dir)).filter(|l| trusted && l.ctime == changed_at)
+        {
+            return self.replay(at, dir, listing);
+        }
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && at.depth > 0 => return Ok(Vec::new()),
             Err(e) => return unreadable(e),
         };
         let mut subdirs = Vec::new();
+        let mut listing = Listing { ctime: changed_at, entries: 0, found: Vec::new() };
         let mut child = at.rel.clone();
         for entry in entries {
             let Ok(entry) = entry else {
@@ -732,6 +893,7 @@ impl Walk<'_> {
             if self.entries.fetch_add(1, Ordering::Relaxed) >= spec.limits.max_entries {
                 return Err(Stop::Entries);
             }
+            listing.entries += 1;
             let Ok(ft) = entry.file_type() else { continue };
             child.push(entry.file_name());
             let path = base.join(&child);
@@ -753,74 +915,162 @@ impl Walk<'_> {
                 child.pop();
                 continue;
             }
-            let read_match = !at.read_covered && !ft.is_symlink() && self.read_match(&child, ft.is_dir());
-            if read_match {
-                self.found().read_matches.push(path.clone());
-            }
-            if ft.is_dir() {
-                if child.file_name() == Some(".git".as_ref()) {
-                    self.found().git_dirs.push(path.clone());
-                    if spec.git_metadata {
-                        self.pin_down_to(base, &child);
-                        self.hooks_dir(&path);
-                    }
+            if let Some(listed) = self.classify(at, &child, &path, ft) {
+                self.apply(at, &child, &path, &listed, &mut subdirs);
+                if trusted {
+                    listing.found.push(listed);
                 }
-                let next = Pending {
-                    root: at.root,
-                    rel: child.clone(),
-                    depth: at.depth + 1,
-                    covered: false,
-                    read_covered: at.read_covered || read_match,
-                };
-                if self.hidden(&path) {
-                    self.hide(&path, MaskKind::Dir);
-                } else if let Some(rule) = spec.deny.covers_dir(&child) {
-                    self.protect(&path, MaskKind::Dir, &rule.pattern, false);
-                    if spec.covered_files && at.depth + 1 < spec.limits.max_depth {
-                        subdirs.push(Pending { covered: true, ..next });
-                    }
-                } else if let Some(rule) = spec.write_protect.covers_dir(&child) {
-                    self.protect(&path, MaskKind::Dir, &rule.pattern, true);
-                } else if at.depth + 1 >= spec.limits.max_depth {
-                    self.bound(&next, format!("nested deeper than {} directories", spec.limits.max_depth));
-                } else {
-                    subdirs.push(next);
-                }
-            } else if self.hidden(&path) {
-                self.hide(&path, MaskKind::File);
-            } else if spec.git_metadata && child.file_name() == Some(".git".as_ref()) {
-                self.gitfile(base, &child);
-            } else if ft.is_symlink() {
-                // Denied by its own name, or as a denied directory (`secrets/**` with `secrets` a
-                // link to elsewhere in the roots): either way its target is masked, and the link
-                // itself is stamped (a link planted under a denied name is a protected change)
-                // and bound read-only over itself (retargeted, it would uncover the target in
-                // the next call). A write-protected link is bound read-only the same way.
-                if let Some(rule) = spec.deny.covers_dir(&child) {
-                    if self.stamp_only(&path, &rule.pattern, false) {
-                        self.found().read_only.push(Mask {
-                            path: path.clone(),
-                            kind: MaskKind::File,
-                            pattern: rule.pattern.clone(),
-                            via_symlink: None,
-                        });
-                    }
-                    self.masked_link_target(&path, &rule.pattern);
-                } else if let Some(rule) = spec.write_protect.match_exact(&child) {
-                    self.protect(&path, MaskKind::File, &rule.pattern, true);
-                }
-            } else if let Some(rule) = spec.deny.match_exact(&child) {
-                self.protect(&path, MaskKind::File, &rule.pattern, false);
-            } else if let Some(rule) = spec.write_protect.match_exact(&child) {
-                self.protect(&path, MaskKind::File, &rule.pattern, true);
-            } else if spec.protected_files.contains(&path) {
-                self.protect(&path, MaskKind::File, "the policy's own file", true);
-            } else if ft.is_file() && self.write_granted(&child) {
-                self.found().write_matches.push(path);
             }
             child.pop();
         }
+        if trusted {
+            self.found().listings.push((dir, listing));
+            self.relisted.store(true, Ordering::Relaxed);
+        }
         Ok(subdirs)
+    }
+
+    /// A directory whose ctime is the one the index recorded: its entries are the recorded ones,
+    /// so what the walk would decide about them by name is what it decided then. Every decision
+    /// that depends on more than the name (stamps, link targets, a repository's config) is taken
+    /// again now.
+    fn replay(&self, at: &Pending, dir: PathBuf, listing: &Listing) -> Result<Vec<Pending>, Stop> {
+        let before = self.entries.fetch_add(listing.entries, Ordering::Relaxed);
+        if before + listing.entries > self.spec.limits.max_entries {
+            return Err(Stop::Entries);
+        }
+        let base = &self.spec.roots[at.root];
+        let mut subdirs = Vec::new();
+        let mut child = at.rel.clone();
+        for listed in &listing.found {
+            child.push(&listed.name);
+            let path = base.join(&child);
+            self.apply(at, &child, &path, listed, &mut subdirs);
+            child.pop();
+        }
+        self.found().listings.push((dir, listing.clone()));
+        Ok(subdirs)
+    }
+
+    /// Whether directory ctimes on the filesystem of `dev` can be trusted (asked once per device).
+    fn trusted_device(&self, dir: &Path, dev: u64) -> bool {
+        let mut known = self.devices.lock().unwrap_or_else(|p| p.into_inner());
+        // `f_type` is an `i64` here and an `i32` on 32-bit targets.
+        #[allow(clippy::unnecessary_cast)]
+        let magic = |s: rustix::fs::StatFs| s.f_type as i64;
+        *known.entry(dev).or_insert_with(|| {
+            rustix::fs::statfs(dir).is_ok_and(|s| super::index::trusted_filesystem(magic(s)))
+        })
+    }
+
+    /// What an entry of a directory outside every covered one is to the walk, by its name and
+    /// type; `None` for an entry that matters to no rule.
+    fn classify(&self, at: &Pending, rel: &Path, path: &Path, ft: std::fs::FileType) -> Option<Listed> {
+        let spec = self.spec;
+        let name = rel.file_name().unwrap_or_default().to_os_string();
+        let dot_git = rel.file_name() == Some(".git".as_ref());
+        // Whether the `Read` list matches the entry itself (an ancestor's match is the walk's
+        // to carry down, see `Pending::read_covered`).
+        let read_match = !ft.is_symlink() && self.read_match(rel, ft.is_dir());
+        let listed = |entry| Some(Listed { name: name.clone(), git_dir: false, read_match, entry });
+        if ft.is_dir() {
+            let entry = if self.hidden(path) {
+                Entry::Hidden(MaskKind::Dir)
+            } else if let Some(rule) = spec.deny.covers_dir(rel) {
+                Entry::DeniedDir(rule.pattern.clone())
+            } else if let Some(rule) = spec.write_protect.covers_dir(rel) {
+                Entry::ProtectedDir(rule.pattern.clone())
+            } else if at.depth + 1 >= spec.limits.max_depth {
+                Entry::TooDeep
+            } else {
+                Entry::Descend
+            };
+            return Some(Listed { name, git_dir: dot_git, read_match, entry });
+        }
+        if self.hidden(path) {
+            listed(Entry::Hidden(MaskKind::File))
+        } else if spec.git_metadata && dot_git {
+            listed(Entry::Gitfile)
+        } else if ft.is_symlink() {
+            // Denied by its own name, or as a denied directory (`secrets/**` with `secrets` a
+            // link to elsewhere in the roots): either way its target is masked, and the link
+            // itself is stamped (a link planted under a denied name is a protected change)
+            // and bound read-only over itself (retargeted, it would uncover the target in
+            // the next call). A write-protected link is bound read-only the same way.
+            if let Some(rule) = spec.deny.covers_dir(rel) {
+                listed(Entry::DeniedLink(rule.pattern.clone()))
+            } else {
+                let rule = spec.write_protect.match_exact(rel)?;
+                listed(Entry::ProtectedLink(rule.pattern.clone()))
+            }
+        } else if let Some(rule) = spec.deny.match_exact(rel) {
+            listed(Entry::DeniedFile(rule.pattern.clone()))
+        } else if let Some(rule) = spec.write_protect.match_exact(rel) {
+            listed(Entry::ProtectedFile(rule.pattern.clone()))
+        } else if spec.protected_files.iter().any(|f| f == path) {
+            listed(Entry::ProtectedFile(POLICY_FILE.to_string()))
+        } else if ft.is_file() && self.write_granted(rel) {
+            listed(Entry::WriteMatch)
+        } else if read_match {
+            listed(Entry::Plain)
+        } else {
+            None
+        }
+    }
+
+    /// Acts on one classified entry: masks, binds, stamps, pins, or queues it.
+    fn apply(&self, at: &Pending, rel: &Path, path: &Path, listed: &Listed, subdirs: &mut Vec<Pending>) {
+        let spec = self.spec;
+        let base = &spec.roots[at.root];
+        let read_match = listed.read_match && !at.read_covered;
+        if read_match {
+            self.found().read_matches.push(path.to_path_buf());
+        }
+        let next = Pending {
+            root: at.root,
+            rel: rel.to_path_buf(),
+            depth: at.depth + 1,
+            covered: false,
+            read_covered: at.read_covered || read_match,
+        };
+        if listed.git_dir {
+            self.found().git_dirs.push(path.to_path_buf());
+            if spec.git_metadata {
+                self.pin_down_to(base, rel);
+                self.hooks_dir(path);
+            }
+        }
+        match &listed.entry {
+            Entry::Descend => subdirs.push(next),
+            Entry::TooDeep => {
+                self.bound(&next, format!("nested deeper than {} directories", spec.limits.max_depth))
+            }
+            Entry::Hidden(kind) => self.hide(path, *kind),
+            Entry::DeniedDir(pattern) => {
+                self.protect(path, MaskKind::Dir, pattern, false);
+                if spec.covered_files && next.depth < spec.limits.max_depth {
+                    subdirs.push(Pending { covered: true, ..next });
+                }
+            }
+            Entry::ProtectedDir(pattern) => self.protect(path, MaskKind::Dir, pattern, true),
+            Entry::DeniedLink(pattern) => {
+                if self.stamp_only(path, pattern, false) {
+                    self.found().read_only.push(Mask {
+                        path: path.to_path_buf(),
+                        kind: MaskKind::File,
+                        pattern: pattern.clone(),
+                        via_symlink: None,
+                    });
+                }
+                self.masked_link_target(path, pattern);
+            }
+            Entry::ProtectedLink(pattern) => self.protect(path, MaskKind::File, pattern, true),
+            Entry::DeniedFile(pattern) => self.protect(path, MaskKind::File, pattern, false),
+            Entry::ProtectedFile(pattern) => self.protect(path, MaskKind::File, pattern, true),
+            Entry::Gitfile => self.gitfile(base, rel),
+            Entry::WriteMatch => self.found().write_matches.push(path.to_path_buf()),
+            Entry::Plain => {}
+        }
     }
 
     /// Pins `base/rel` and every directory between `base` and it (a repository's `.git`, the
@@ -1252,6 +1502,11 @@ mod tests {
         scan_with(root, deny, &GlobRules::default(), WalkLimits::default()).unwrap()
     }
 
+    /// Lets the ctimes of a tree just made become old enough to be trusted.
+    fn settle() {
+        std::thread::sleep(CTIME_TICK + Duration::from_millis(5));
+    }
+
     fn tree() -> (tempfile::TempDir, PathBuf) {
         let t = tempfile::tempdir().unwrap();
         let root = t.path().canonicalize().unwrap();
@@ -1450,6 +1705,141 @@ mod tests {
         assert!(files.contains(&root.join("secrets/deep/k").as_path()), "{files:?}");
     }
 
+    /// What a walk decided, in a form two walks can be compared by.
+    fn decisions(s: &Snapshot) -> String {
+        let stamps: Vec<_> =
+            s.stamps.iter().map(|(p, st)| (p, st.stamp, &st.pattern, st.write_protected)).collect();
+        format!(
+            "masks {:?}\nread-only {:?}\npins {:?}\nlinks {:?}\nstamps {stamps:?}\ngit {:?}\ncovered {:?}\nwrites {:?}\nreads {:?}\nids {:?}\nbounded {:?}",
+            s.masks, s.read_only, s.pins, s.skipped_links, s.git_dirs, s.covered_files, s.write_matches,
+            s.read_matches, s.identities, s.bounded
+        )
+    }
+
+    /// Walks with the index of the previous walk and without any, and checks that both decide
+    /// the same; returns the new index (or the old one when nothing changed).
+    fn indexed_walk_matches_a_full_walk(spec: &ScanSpec<'_>, index: Option<Index>, what: &str) -> Index {
+        let (indexed, fresh) = scan_indexed(spec, index.as_ref()).unwrap();
+        let full = scan(spec).unwrap();
+        assert_eq!(decisions(&indexed), decisions(&full), "after: {what}");
+        fresh.or(index).unwrap_or_default()
+    }
+
+    #[test]
+    fn the_index_never_hides_a_change_made_between_walks() {
+        let (_t, root) = tree();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.join("repo/sub")).unwrap();
+        std::fs::write(root.join("out.txt"), "w").unwrap();
+        let deny = rules(&["**/.env", "**/.env.*", "secrets/**", "infra/prod/**"]);
+        let protect = builtin(&["**/.git/hooks", "**/.git/config"]);
+        let write = rules(&["**/*.txt"]);
+        let read = rules(&["docs/**", "**/*.md"]);
+        let roots = [root.clone()];
+        let spec = ScanSpec { write_lists: vec![&write], read: Some(&read), ..spec(&roots, &deny, &protect) };
+        // A tree written just now is not trusted: nothing of it is recorded yet.
+        let (_, fresh) = scan_indexed(&spec, None).unwrap();
+        assert!(fresh.is_none_or(|i| i.is_empty()), "directories changed within a clock tick were recorded");
+        settle();
+        let mut index = indexed_walk_matches_a_full_walk(&spec, None, "the first walk");
+        assert!(!index.is_empty());
+        let (_, unchanged) = scan_indexed(&spec, Some(&index)).unwrap();
+        assert!(unchanged.is_none(), "a walk of an unchanged tree rewrote the index");
+
+        type Mutation<'a> = (&'a str, Box<dyn Fn() + 'a>);
+        let changes: Vec<Mutation<'_>> = vec![
+            (
+                "a new .env deep in an unchanged tree",
+                Box::new(|| std::fs::write(root.join("a/b/.env"), "N=1").unwrap()),
+            ),
+            (
+                "a file renamed in under a denied name",
+                Box::new(|| {
+                    std::fs::write(outside.path().join("plain"), "S=1").unwrap();
+                    std::fs::rename(outside.path().join("plain"), root.join("a/.env.prod")).unwrap();
+                }),
+            ),
+            (
+                "a hard link under a denied name",
+                Box::new(|| {
+                    std::fs::hard_link(root.join("a/b/ok.txt"), root.join("node_modules/.env")).unwrap()
+                }),
+            ),
+            (
+                "a directory replaced by another",
+                Box::new(|| {
+                    std::fs::remove_dir_all(root.join("a/b")).unwrap();
+                    std::fs::create_dir(root.join("a/b")).unwrap();
+                    std::fs::write(root.join("a/b/.env.local"), "R=1").unwrap();
+                }),
+            ),
+            (
+                "a denied file rewritten in place",
+                Box::new(|| std::fs::write(root.join(".env"), "longer content").unwrap()),
+            ),
+            (
+                "a new repository",
+                Box::new(|| std::fs::create_dir_all(root.join("a/new/.git/hooks")).unwrap()),
+            ),
+            (
+                "a repository's hooks path rewritten in place",
+                Box::new(|| {
+                    std::fs::create_dir_all(root.join("repo/sub/hooks")).unwrap();
+                    std::fs::write(root.join("repo/.git/config"), "[core]\n\thooksPath = sub/hooks\n")
+                        .unwrap();
+                }),
+            ),
+            (
+                "a denied symlink planted",
+                Box::new(|| symlink(root.join("a/b/ok.txt"), root.join("linkdir/.env")).unwrap()),
+            ),
+            (
+                "a file granted by the write list",
+                Box::new(|| std::fs::write(root.join("a/new.txt"), "w").unwrap()),
+            ),
+            (
+                "a file the Read list matches",
+                Box::new(|| std::fs::write(root.join("a/b/notes.md"), "r").unwrap()),
+            ),
+            (
+                "a directory the Read list covers",
+                Box::new(|| std::fs::create_dir_all(root.join("docs/x/y")).unwrap()),
+            ),
+            (
+                "a denied directory made",
+                Box::new(|| std::fs::create_dir_all(root.join("infra/prod/more")).unwrap()),
+            ),
+        ];
+        for (what, change) in changes {
+            settle();
+            index = indexed_walk_matches_a_full_walk(&spec, Some(index), "settling");
+            change();
+            index = indexed_walk_matches_a_full_walk(&spec, Some(index), what);
+        }
+        // Another policy's index is another file: the rules it was made by are part of its key.
+        let other = rules(&["**/*.txt"]);
+        let other_spec = ScanSpec { deny: &other, ..spec.clone() };
+        assert_ne!(fingerprint(&spec), fingerprint(&other_spec));
+    }
+
+    #[test]
+    fn the_index_round_trips_through_the_state_directory() {
+        let (_t, root) = tree();
+        settle();
+        let deny = rules(&["**/.env"]);
+        let roots = [root.clone()];
+        let none = GlobRules::default();
+        let spec = spec(&roots, &deny, &none);
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(home.path(), fingerprint(&spec));
+        let (_, index) = scan_indexed(&spec, None).unwrap();
+        store.save(&index.unwrap()).unwrap();
+        let loaded = store.load().unwrap();
+        std::fs::write(root.join("a/.env"), "N=1").unwrap();
+        let (after, _) = scan_indexed(&spec, Some(&loaded)).unwrap();
+        assert!(after.masks.iter().any(|m| m.path == root.join("a/.env")), "{:?}", after.masks);
+    }
+
     #[test]
     fn rescan_reads_only_changed_directories_and_finds_the_same_changes() {
         let (_t, root) = tree();
@@ -1457,6 +1847,7 @@ mod tests {
         let protect = builtin(&["**/.git/hooks", "**/.git/config"]);
         let roots = [root.clone()];
         let spec = ScanSpec { covered_files: false, ..spec(&roots, &deny, &protect) };
+        settle();
         let before = scan(&spec).unwrap();
         let quiet = rescan(&spec, &before).unwrap();
         assert!(before.changes_since(&quiet).is_empty());

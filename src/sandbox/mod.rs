@@ -19,10 +19,12 @@
 pub mod cgroup;
 pub mod child;
 pub mod egress;
+pub mod enumerate;
 pub mod env;
 pub mod etc;
 pub mod grants;
 pub mod home;
+pub mod index;
 pub mod kernel;
 pub mod landlock;
 pub mod masks;

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::enumerate::{self, EnumerateError};
 use super::env::{self, ChildEnv};
 use super::etc;
 use super::grants::{self, WriteGrants};
@@ -126,6 +127,8 @@ pub enum PlanError {
     #[error("{0}")]
     Walk(#[from] masks::WalkError),
     #[error("{0}")]
+    Enumerate(#[from] EnumerateError),
+    #[error("{0}")]
     View(#[from] view::ViewError),
     #[error("{}: command not found", .0.to_string_lossy())]
     NotFound(OsString),
@@ -213,10 +216,40 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
         ns_missing.clone().or_else(|| kernel.refuses(Layer::FreshProc).map(|r| r.cause.clone()));
     let cg = &kernel.cgroups;
     let cg_remedy = cg.remedy(kernel.root);
+    let landlock_any = (abi < 1)
+        .then(|| format!("this kernel offers no Landlock{}", if pinned.is_empty() { "" } else { &pinned }));
+    let enumeration_missing = landlock_any
+        .clone()
+        .or_else(|| masks_missing.is_none().then(|| "not used: the mount masks hold it".to_string()));
+    // Landlock-only mode's socket filter (no `socket` at all) holds what the namespaces and the
+    // private view hold elsewhere.
+    let no_sockets_missing = if !kernel.seccomp {
+        Some("seccomp is not available".to_string())
+    } else if policy.sandbox.network == NetMode::Host {
+        Some("--net host keeps every socket".to_string())
+    } else if ns_missing.is_none() {
+        Some("not used: the namespaces hold it".to_string())
+    } else {
+        None
+    };
+    let no_sockets = || {
+        layer(
+            "the seccomp filter refusing every socket (Landlock-only mode)",
+            no_sockets_missing.clone(),
+            "--net none or --net proxy",
+        )
+    };
     let mut out = vec![
         PromiseCheck {
             promise: "deny inside the roots",
-            layers: vec![layer("mount masks in a mount namespace", masks_missing, ns_remedy.clone())],
+            layers: vec![
+                layer("mount masks in a mount namespace", masks_missing.clone(), ns_remedy.clone()),
+                layer(
+                    "Landlock rules on each allowed entry beside a denied path (Landlock-only mode)",
+                    enumeration_missing,
+                    "a kernel with Landlock (lsm= includes landlock)",
+                ),
+            ],
             without: "the deny-rule masks: files matching a deny rule inside the roots are readable".into(),
         },
         PromiseCheck {
@@ -271,16 +304,23 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
         without: "signal isolation: the program can signal the caller's other processes".into(),
     });
     out.push(PromiseCheck {
-        promise: "host processes hidden",
-        layers: vec![layer(
-            "a fresh /proc of the call's PID namespace",
-            proc_missing,
-            if kernel.refuses(Layer::FreshProc).is_some() && ns_missing.is_none() {
-                "an unmasked /proc (a container: `--security-opt systempaths=unconfined`), or root with CAP_SYS_ADMIN".to_string()
-            } else {
-                ns_remedy.clone()
-            },
-        )],
+        promise: "host processes' memory and environment out of reach",
+        layers: vec![
+            layer(
+                "a fresh /proc of the call's PID namespace",
+                proc_missing,
+                if kernel.refuses(Layer::FreshProc).is_some() && ns_missing.is_none() {
+                    "an unmasked /proc (a container: `--security-opt systempaths=unconfined`), or root with CAP_SYS_ADMIN".to_string()
+                } else {
+                    ns_remedy.clone()
+                },
+            ),
+            layer(
+                "Landlock's ptrace rule (/proc/PID/environ, mem, fd of processes outside the call)",
+                landlock_any.clone(),
+                "a kernel with Landlock (lsm= includes landlock)",
+            ),
+        ],
         without: "the host's /proc (read-only): the program sees the caller's other processes, and the environment of those it may read".into(),
     });
     let (net_ns_missing, net_ns_remedy) = match policy.sandbox.network {
@@ -295,8 +335,21 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
         layers: vec![
             layer("a network namespace", net_ns_missing, net_ns_remedy),
             landlock(SCOPES_ABI, "abstract-socket scope"),
+            no_sockets(),
         ],
         without: "abstract Unix sockets of the host (D-Bus, X11, containerd…) are reachable".into(),
+    });
+    out.push(PromiseCheck {
+        promise: "no named Unix sockets of the host",
+        layers: vec![
+            layer(
+                "the fresh-root mount view (private /tmp and /run, nothing but the grants)",
+                ns_missing.clone(),
+                ns_remedy.clone(),
+            ),
+            no_sockets(),
+        ],
+        without: "named Unix sockets the caller can reach (/run/docker.sock, D-Bus, an ssh agent in /tmp) are reachable".into(),
     });
     let limits = policy.sandbox.limits;
     let controller = |name: &str, writable: bool| {
@@ -366,6 +419,55 @@ fn notes(kernel: &KernelSupport, landlock: bool, yolo: bool) -> Vec<String> {
     out
 }
 
+/// What Landlock-only mode (no namespaces) does differently, measured by
+/// tests/sandbox_landlock_only.rs and listed so that nobody mistakes it for the namespaced view.
+fn landlock_only_notes(
+    kernel: &KernelSupport,
+    split_dirs: &[PathBuf],
+    writable_host: &[PathBuf],
+    seccomp: Option<SocketPolicy>,
+    snapshot: &Snapshot,
+) -> Vec<String> {
+    let cause = kernel.refuses(Layer::Namespaces).map(|r| r.cause.as_str()).unwrap_or("");
+    let mut out = vec![format!(
+        "Landlock-only mode: no namespaces here ({cause}); Landlock, seccomp and no_new_privs hold the promises"
+    )];
+    if !split_dirs.is_empty() {
+        let shown: Vec<String> = split_dirs.iter().take(4).map(|d| format!("'{}'", d.display())).collect();
+        let more = split_dirs.len().saturating_sub(4);
+        out.push(format!(
+            "no file can be created, removed or renamed in a directory that holds a denied path or leads to one (Landlock cannot grant that beside the denied entry; its other entries and every other directory work): {}{}",
+            shown.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ));
+    }
+    out.push("host processes are listed in /proc with their command lines; their memory, environment and descriptors are refused (Landlock)".into());
+    let shared: Vec<String> = writable_host
+        .iter()
+        .filter(|w| PRIVATE_TMPFS.iter().any(|(d, _)| w.as_path() == Path::new(d)))
+        .map(|w| w.display().to_string())
+        .collect();
+    out.push(format!(
+        "no private /tmp, /run or HOME: {}",
+        if shared.is_empty() {
+            "the host's are not granted".to_string()
+        } else {
+            format!(
+                "{} (Sandbox.Writable) is the host's, shared with the caller's other programs",
+                shared.join(", ")
+            )
+        }
+    ));
+    if seccomp == Some(SocketPolicy::NoSockets) {
+        out.push("socket() is refused for every family (socketpair works): programs that talk over a named or abstract Unix socket, or a local TCP port, fail".into());
+    }
+    out.push("the mode, times and extended attributes of the caller's files outside the grants can still be changed (Landlock has no right for them)".into());
+    if !snapshot.read_only.is_empty() || !snapshot.pins.is_empty() {
+        out.push("git metadata and Sandbox.WriteProtect entries are not read-only during the call: what changes is quarantined after it".into());
+    }
+    out
+}
+
 /// The host directories the program may write outside the roots (with a mount namespace, not
 /// the ones that become private tmpfs).
 fn writable_host(policy: &Policy, mount_ns: bool) -> Vec<PathBuf> {
@@ -396,11 +498,14 @@ pub fn walked_dirs(policy: &Policy) -> Vec<PathBuf> {
 
 /// Builds the plan for `call` under `policy` on this kernel. Strict mode decides from the facts
 /// (the real child reports anything the facts did not foresee as a refusal, exit 3); with
-/// `--no-strict` the plan is first tried by a probe child ([`super::spawn::probe`]) and every
-/// layer the machine refuses is dropped and reported, until the probe passes.
+/// `--no-strict`, and in strict mode where the facts cannot tell whether namespaces work
+/// ([`KernelSupport::namespaces_uncertain`]), the plan is first tried by a probe child
+/// ([`super::spawn::probe`]) and every layer the machine refuses is replaced (Landlock-only mode
+/// for the namespaces) — in strict mode only while every promise still has a layer, with
+/// `--no-strict` dropped and reported — until the probe passes.
 pub fn build(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<SandboxPlan, PlanError> {
     let mut plan = build_once(policy, call, kernel)?;
-    if policy.sandbox.strict || plan.yolo {
+    if plan.yolo || (policy.sandbox.strict && !kernel.namespaces_uncertain()) {
         return Ok(plan);
     }
     let mut kernel = kernel.clone();
@@ -429,6 +534,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     }
     let has_ns = !yolo && kernel.refuses(Layer::Namespaces).is_none();
     let mount_ns = has_ns;
+    let use_masks = mount_ns && kernel.refuses(Layer::Masks).is_none();
     let net = match (has_ns, policy.sandbox.network) {
         (false, _) | (_, NetMode::Host) => NetPlan::Host,
         (true, NetMode::None) => NetPlan::Isolated,
@@ -507,12 +613,8 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         new_proc: kernel.refuses(Layer::FreshProc).is_none(),
         tmpfs_size: policy.sandbox.limits.memory_bytes.map_or_else(|| "50%".to_string(), |m| m.to_string()),
         files: view_files.clone(),
-        masks: if kernel.refuses(Layer::Masks).is_none() { snapshot.masks.clone() } else { Vec::new() },
-        stand_ins: if kernel.refuses(Layer::Masks).is_none() {
-            snapshot.stand_in_shapes()
-        } else {
-            Default::default()
-        },
+        masks: if use_masks { snapshot.masks.clone() } else { Vec::new() },
+        stand_ins: if use_masks { snapshot.stand_in_shapes() } else { Default::default() },
         read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
         identities: snapshot.identities.clone(),
@@ -580,13 +682,25 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
             }
         });
 
-    let notes = notes(kernel, landlock.is_some(), yolo);
+    let mut landlock = landlock;
+    let mut split_dirs = Vec::new();
+    if let Some(l) = landlock.as_mut().filter(|_| !use_masks) {
+        let denied: Vec<PathBuf> = snapshot.masks.iter().map(|m| m.path.clone()).collect();
+        let split = enumerate::split(&l.rules, &denied)?;
+        l.rules = split.rules;
+        split_dirs = split.split_dirs;
+    }
+
     let seccomp = (!yolo && kernel.seccomp).then_some(match (policy.sandbox.network, net) {
         (_, NetPlan::Proxy { .. }) => SocketPolicy::UnixAndTcp,
         (NetMode::Host, _) => SocketPolicy::Any,
         (_, NetPlan::Isolated) => SocketPolicy::UnixAndLoopback,
-        _ => SocketPolicy::UnixOnly,
+        _ => SocketPolicy::NoSockets,
     });
+    let mut notes = notes(kernel, landlock.is_some(), yolo);
+    if !yolo && !mount_ns {
+        notes.extend(landlock_only_notes(kernel, &split_dirs, &writable_host, seccomp, &snapshot));
+    }
 
     let limits = policy.sandbox.limits;
     let mut rlimits =
@@ -891,5 +1005,91 @@ fn rlimit_name(r: u32) -> &'static str {
         sys::rlimit::CORE => "core",
         sys::rlimit::NPROC => "nproc",
         _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::load::{load, LoadRequest};
+    use crate::sandbox::cgroup::CgroupSupport;
+
+    fn policy(net: NetMode) -> Policy {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = load(&LoadRequest { cwd: dir.path().to_path_buf(), ..Default::default() }).unwrap();
+        p.sandbox.network = net;
+        p
+    }
+
+    /// Facts of a machine with a delegated cgroup and Landlock at `abi`; `namespaces`: whether
+    /// they can be had (a default container's seccomp profile refuses them).
+    fn machine(abi: i32, namespaces: bool) -> KernelSupport {
+        let mut k = KernelSupport::probe(None);
+        (k.landlock_kernel_abi, k.landlock_abi, k.landlock_pin) = (abi, abi, None);
+        (k.seccomp, k.root, k.privileged) = (true, true, namespaces);
+        k.cgroups = CgroupSupport {
+            v2_dir: Some("/sys/fs/cgroup/test".into()),
+            v2_controllers: vec!["pids".into(), "memory".into(), "cpu".into()],
+            ..Default::default()
+        };
+        k.refused.clear();
+        if !namespaces {
+            k.refuse(Layer::Namespaces, "creating the call's namespaces: EPERM".into());
+        }
+        k
+    }
+
+    fn held(checks: &[PromiseCheck], promise: &str) -> Vec<String> {
+        let p =
+            checks.iter().find(|p| p.promise == promise).unwrap_or_else(|| panic!("{promise}: {checks:?}"));
+        p.held_by().into_iter().map(str::to_string).collect()
+    }
+
+    fn missing(policy: &Policy, kernel: &KernelSupport) -> Vec<String> {
+        missing_features(policy, kernel).into_iter().map(|m| m.promise).collect()
+    }
+
+    #[test]
+    fn landlock_only_mode_holds_every_promise_of_net_none_with_the_scopes() {
+        let (p, k) = (policy(NetMode::None), machine(7, false));
+        assert_eq!(missing(&p, &k), Vec::<String>::new());
+        let checks = promises(&p, &k);
+        let deny = held(&checks, "deny inside the roots");
+        assert_eq!(deny.len(), 1, "{deny:?}");
+        assert!(deny[0].contains("each allowed entry beside a denied path"), "{deny:?}");
+        assert!(held(&checks, "no named Unix sockets of the host")[0].contains("refusing every socket"));
+        assert!(held(&checks, "host processes' memory and environment out of reach")[0].contains("ptrace"));
+        assert!(held(&checks, "network cut").iter().all(|l| l.contains("seccomp")));
+    }
+
+    #[test]
+    fn landlock_only_mode_refuses_what_only_a_namespace_would_hold() {
+        let none = policy(NetMode::None);
+        assert_eq!(missing(&none, &machine(5, false)), ["no signals to host processes"]);
+        assert_eq!(
+            missing(&none, &machine(0, false)),
+            [
+                "deny inside the roots",
+                "nothing written outside the grants",
+                "no signals to host processes",
+                "host processes' memory and environment out of reach",
+            ]
+        );
+        assert_eq!(missing(&policy(NetMode::Proxy), &machine(7, false)), ["network only through the proxy"]);
+        assert_eq!(
+            missing(&policy(NetMode::Host), &machine(7, false)),
+            ["no named Unix sockets of the host"]
+        );
+    }
+
+    #[test]
+    fn with_namespaces_the_masks_and_namespaces_hold_and_landlock_only_layers_stay_unused() {
+        let (p, k) = (policy(NetMode::None), machine(1, true));
+        assert_eq!(missing(&p, &k), Vec::<String>::new());
+        let checks = promises(&p, &k);
+        assert_eq!(held(&checks, "deny inside the roots"), ["mount masks in a mount namespace"]);
+        let sockets = held(&checks, "no named Unix sockets of the host");
+        assert_eq!(sockets.len(), 1, "{sockets:?}");
+        assert!(sockets[0].contains("fresh-root mount view"), "{sockets:?}");
     }
 }

@@ -5,6 +5,9 @@
 //! * `socket`/`socketpair` for every family but `AF_UNIX` (and `AF_NETLINK`/`NETLINK_ROUTE`;
 //!   with the egress proxy also TCP over `AF_INET`/`AF_INET6`, and nothing else of those; in a
 //!   network namespace of the call's own, TCP and UDP over them, for the call's private loopback);
+//!   without a network namespace (Landlock-only mode) `socket` for every family, `AF_UNIX`
+//!   included, since neither Landlock nor a filter can tell a host's named socket from another:
+//!   only `socketpair(AF_UNIX)` is left;
 //! * `io_uring_*` (it opens sockets without `socket()`), `ptrace`, `process_vm_*`, `kcmp`,
 //!   `pidfd_getfd`, `kexec_*`, `bpf`, `perf_event_open`, `userfaultfd`, the keyring calls, module
 //!   loading, swap, reboot, `chroot`, `open_by_handle_at`;
@@ -40,8 +43,10 @@ impl From<seccompiler::BackendError> for SeccompError {
 /// Which sockets the child may create besides Unix ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SocketPolicy {
-    /// `AF_UNIX` and routing netlink only.
-    UnixOnly,
+    /// No `socket` at all, only `socketpair(AF_UNIX)`: without a network namespace or a private
+    /// view (Landlock-only mode) this is what keeps the host's network, its named Unix sockets
+    /// (`/run/docker.sock`, D-Bus) and its abstract sockets out of reach.
+    NoSockets,
     /// Also TCP over IPv4/IPv6 (to reach the egress proxy on loopback).
     UnixAndTcp,
     /// Also TCP and UDP over IPv4/IPv6: the call's own network namespace holds only its private
@@ -174,8 +179,12 @@ fn main_filter(sockets: SocketPolicy) -> Result<SeccompFilter, SeccompError> {
     for nr in DENIED {
         rules.insert(*nr, Vec::new());
     }
-    if sockets != SocketPolicy::Any {
+    if sockets == SocketPolicy::NoSockets {
+        rules.insert(libc::SYS_socket, Vec::new());
+    } else if sockets != SocketPolicy::Any {
         rules.insert(libc::SYS_socket, socket_rules(sockets)?);
+    }
+    if sockets != SocketPolicy::Any {
         rules.insert(
             libc::SYS_socketpair,
             vec![rule(vec![cond(0, Len::Dword, Op::Ne, libc::AF_UNIX as u64)?])?],
@@ -262,7 +271,9 @@ pub fn programs(sockets: SocketPolicy) -> Result<Vec<Vec<SockFilter>>, SeccompEr
 pub fn denied_summary(sockets: SocketPolicy) -> Vec<String> {
     let mut out = vec![
         match sockets {
-            SocketPolicy::UnixOnly => "socket/socketpair: only AF_UNIX (and NETLINK_ROUTE)".to_string(),
+            SocketPolicy::NoSockets => {
+                "socket: every family (no network namespace here); socketpair: only AF_UNIX".to_string()
+            }
             SocketPolicy::UnixAndTcp => {
                 "socket: only AF_UNIX, NETLINK_ROUTE and TCP (to the egress proxy)".into()
             }
@@ -289,7 +300,7 @@ mod tests {
     #[test]
     fn programs_compile_and_carry_the_x32_check_after_the_arch_check() {
         for policy in [
-            SocketPolicy::UnixOnly,
+            SocketPolicy::NoSockets,
             SocketPolicy::UnixAndTcp,
             SocketPolicy::UnixAndLoopback,
             SocketPolicy::Any,

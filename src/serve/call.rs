@@ -23,7 +23,7 @@ use crate::policy::{Policy, Unattended};
 use crate::supervisor::approval::Approval;
 use crate::supervisor::inject::{self, Scanner};
 use crate::supervisor::pump::Sink;
-use crate::supervisor::{self, CallSpec, Front, Stop, StopFuture, Stream};
+use crate::supervisor::{self, CallSpec, Engine, Front, Stop, StopFuture, Stream};
 
 /// Events one call may have queued before its output is held back.
 const CALL_QUEUE: usize = 32;
@@ -52,8 +52,9 @@ pub struct Origin {
     pub calls: Calls,
 }
 
-/// Starts `spec` as the call answering request `origin.id` (method `method`).
-pub fn start(origin: Origin, method: &'static str, spec: CallSpec) {
+/// Starts `spec` as the call answering request `origin.id` (method `method`), on the server's
+/// engine or on `own` (a policy of the call's own, from [`Engine::with_policy`]).
+pub fn start(origin: Origin, method: &'static str, spec: CallSpec, own: Option<Engine>) {
     let key = super::protocol::id_key(&origin.id);
     let (tx, rx) = mpsc::channel(CALL_QUEUE);
     let stop = Arc::new(watch::channel(None).0);
@@ -67,7 +68,15 @@ pub fn start(origin: Origin, method: &'static str, spec: CallSpec) {
         mine.insert(key.clone(), running);
     }
     let policy_audit = origin.server.engine.policy().session.audit_path.clone();
-    tokio::spawn(forward(rx, origin.out.clone(), origin.id.clone(), policy_audit, spec.subject.clone()));
+    let ended = Ended { calls: origin.calls.clone(), key: key.clone() };
+    tokio::spawn(forward(
+        rx,
+        origin.out.clone(),
+        origin.id.clone(),
+        policy_audit,
+        spec.subject.clone(),
+        ended,
+    ));
     let front = Remote {
         key: key.clone(),
         human: origin.human,
@@ -79,7 +88,7 @@ pub fn start(origin: Origin, method: &'static str, spec: CallSpec) {
     let server = origin.server.clone();
     let calls = origin.calls;
     let spawned = std::thread::Builder::new().name("hullward-call".into()).spawn(move || {
-        let result = supervisor::run(&server.engine, &spec, &front);
+        let result = supervisor::run(own.as_ref().unwrap_or(&server.engine), &spec, &front);
         if let Err(e) = result {
             front.say(&format!("hullward: {e}"));
             front.event(json!({"event": "exit", "code": code::INTERNAL, "reason": "failed", "denied": null}));
@@ -98,6 +107,14 @@ pub fn start(origin: Origin, method: &'static str, spec: CallSpec) {
     }
 }
 
+/// The entry of a call in its connection's list, taken out when the call's exit event is
+/// forwarded: once a client has seen the exit event, `status` no longer lists the call and
+/// `cancel` answers that it is not running.
+struct Ended {
+    calls: Calls,
+    key: String,
+}
+
 /// Forwards one call's events to its connection with the request's id; flags the exit event
 /// when the output looked like a prompt injection, and records that in the audit log.
 async fn forward(
@@ -106,6 +123,7 @@ async fn forward(
     id: Value,
     audit: std::path::PathBuf,
     subject: Subject,
+    ended: Ended,
 ) {
     let mut scanner = Scanner::new();
     while let Some(mut event) = rx.recv().await {
@@ -115,6 +133,9 @@ async fn forward(
                 if let Some(phrase) = scanner.hit() {
                     event["flagged"] = json!(inject::FLAG);
                     record_flag(&audit, event["call"].as_str().unwrap_or_default(), subject.clone(), phrase);
+                }
+                if let Ok(mut mine) = ended.calls.lock() {
+                    mine.remove(&ended.key);
                 }
             }
             _ => {}
@@ -151,46 +172,69 @@ struct Remote {
 impl Remote {
     /// Asks the connection's human and waits for the `approve` with this call's id.
     fn ask_human(&self, what: &str) -> Approval {
-        let (answer_tx, answer_rx) = std_mpsc::channel();
-        if let Ok(mut waiting) = self.approvals.lock() {
-            waiting.insert(self.key.clone(), answer_tx);
-        }
-        self.event(json!({"event": "approval", "prompt": format!("Run requested: {what}"), "grant": null}));
-        let answer = answer_rx.recv_timeout(self.approval_timeout);
-        if let Ok(mut waiting) = self.approvals.lock() {
-            waiting.remove(&self.key);
-        }
-        match answer {
-            Ok(true) => Approval::Granted,
-            Ok(false) => Approval::not_approved(),
-            Err(std_mpsc::RecvTimeoutError::Timeout) => Approval::Refused {
-                rule: "approval",
-                message: format!(
-                    "[DENIED] The approval was not answered within {}.",
-                    crate::policy::duration::format(self.approval_timeout)
-                ),
-            },
-            Err(std_mpsc::RecvTimeoutError::Disconnected) => Approval::Refused {
-                rule: "approval",
-                message: "[DENIED] The connection closed before the approval was answered.".into(),
-            },
-        }
+        let event = json!({"event": "approval", "prompt": format!("Run requested: {what}"), "grant": null});
+        wait_for_approval(&self.approvals, &self.key, self.approval_timeout, || self.event(event))
+    }
+}
+
+/// A mutating call on a connection without a human: the unattended policy decides.
+pub fn unattended(policy: &Policy) -> Approval {
+    match policy.sandbox.unattended {
+        Unattended::Allow => Approval::Granted,
+        Unattended::Deny => Approval::Refused {
+            rule: "unattended",
+            message: "[DENIED] No human is attached to this session: mutating calls are denied (unattended policy deny; `--unattended-policy allow` opts in).".into(),
+        },
+    }
+}
+
+/// Registers request `key` as waiting, sends its approval event (`send`) and waits for the
+/// connection's `approve`: a refusal when it says no, when `timeout` passes first, or when the
+/// session closes (which drops what waits).
+pub fn wait_for_approval(
+    approvals: &Approvals,
+    key: &str,
+    timeout: Duration,
+    send: impl FnOnce(),
+) -> Approval {
+    let (answer_tx, answer_rx) = std_mpsc::channel();
+    if let Ok(mut waiting) = approvals.lock() {
+        waiting.insert(key.to_string(), answer_tx);
+    }
+    send();
+    let answer = answer_rx.recv_timeout(timeout);
+    if let Ok(mut waiting) = approvals.lock() {
+        waiting.remove(key);
+    }
+    match answer {
+        Ok(true) => Approval::Granted,
+        Ok(false) => Approval::not_approved(),
+        Err(std_mpsc::RecvTimeoutError::Timeout) => Approval::Refused {
+            rule: "approval",
+            message: format!(
+                "[DENIED] The approval was not answered within {}.",
+                crate::policy::duration::format(timeout)
+            ),
+        },
+        Err(std_mpsc::RecvTimeoutError::Disconnected) => Approval::Refused {
+            rule: "approval",
+            message: "[DENIED] The connection closed before the approval was answered.".into(),
+        },
     }
 }
 
 impl Front for Remote {
     fn approve(&self, policy: &Policy, what: &str, needed: bool) -> Approval {
         if !self.human {
-            return match policy.sandbox.unattended {
-                Unattended::Allow => Approval::Granted,
-                Unattended::Deny => Approval::Refused {
-                    rule: "unattended",
-                    message: "[DENIED] No human is attached to this session: mutating calls are denied (unattended policy deny; `--unattended-policy allow` opts in).".into(),
-                },
-            };
+            return unattended(policy);
         }
         if needed {
-            self.ask_human(what)
+            match self.ask_human(what) {
+                Approval::Refused { .. } if *self.stop.borrow() == Some(Stop::Cancelled) => {
+                    Approval::Cancelled
+                }
+                answer => answer,
+            }
         } else {
             Approval::Granted
         }
@@ -200,13 +244,21 @@ impl Front for Remote {
         self.event(json!({"event": "notice", "message": text}));
     }
 
-    /// Queued in order with the output. From inside the call's runtime (egress reports) the
-    /// event cannot wait for room: a full queue drops it (the audit log still has it).
+    /// Queued in order with the output; a full queue is waited for (backpressure), never
+    /// dropped. Inside the call's own runtime (egress reports) the wait happens on a scoped
+    /// thread outside it: the call's runtime holds still until the connection has room, and the
+    /// connection's side never depends on that runtime.
     fn event(&self, event: Value) {
-        if tokio::runtime::Handle::try_current().is_ok() {
-            let _ = self.tx.try_send(event);
-        } else {
+        if tokio::runtime::Handle::try_current().is_err() {
             let _ = self.tx.blocking_send(event);
+            return;
+        }
+        if let Err(mpsc::error::TrySendError::Full(event)) = self.tx.try_send(event) {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let _ = self.tx.blocking_send(event);
+                });
+            });
         }
     }
 
@@ -227,5 +279,40 @@ impl Front for Remote {
                 Err(_) => std::future::pending().await,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_sent_from_inside_the_calls_runtime_waits_for_room_and_is_never_dropped() {
+        let (tx, mut rx) = mpsc::channel(1);
+        let stop = watch::channel(None).0;
+        let front = Remote {
+            key: "1".into(),
+            human: false,
+            tx,
+            stop: stop.subscribe(),
+            approvals: Approvals::default(),
+            approval_timeout: Duration::from_secs(1),
+        };
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            while let Some(e) = rx.blocking_recv() {
+                std::thread::sleep(Duration::from_millis(1));
+                got.push(e["n"].as_u64().unwrap());
+            }
+            got
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            for n in 0..50 {
+                front.event(json!({"event": "egress", "n": n}));
+            }
+        });
+        drop(front);
+        assert_eq!(reader.join().unwrap(), (0..50).collect::<Vec<u64>>());
     }
 }

@@ -12,10 +12,15 @@
 //! through a bounded queue, so a slow reader holds the call's output back (and, past its
 //! budget, the call is killed) instead of making the server buffer without bound.
 
+mod access;
 mod call;
+mod files;
 mod listen;
+mod probe;
 mod protocol;
 pub mod session;
+mod skills;
+mod tools;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -107,6 +107,15 @@ pub fn strings(req: &Value, name: &str) -> Result<Vec<String>, String> {
     }
 }
 
+/// A list of strings that may be absent (empty then).
+pub fn optional_strings(req: &Value, name: &str) -> Result<Vec<String>, String> {
+    match req.get(name) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) if items.is_empty() => Ok(Vec::new()),
+        Some(_) => strings(req, name),
+    }
+}
+
 /// A boolean field, `default` when absent.
 pub fn boolean(req: &Value, name: &str, default: bool) -> Result<bool, String> {
     match req.get(name) {
@@ -127,6 +136,16 @@ pub fn timeout(req: &Value) -> Result<Option<Duration>, String> {
             _ => Err(bad()),
         },
         Some(_) => Err(bad()),
+    }
+}
+
+/// An `offset` field: a byte offset, 0 when absent.
+pub fn offset(req: &Value) -> Result<u64, String> {
+    match req.get("offset") {
+        None | Some(Value::Null) => Ok(0),
+        Some(v) => {
+            v.as_u64().ok_or_else(|| "field 'offset' must be a byte offset (a whole number from 0)".into())
+        }
     }
 }
 

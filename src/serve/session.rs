@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -17,13 +17,17 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
+use super::access::Grants;
 use super::call::{self, Approvals, Calls, Origin};
+use super::probe;
 use super::protocol::{self, Line, LineReader};
+use super::skills::{self, Found};
+use super::tools::{self, FileOp, Tool};
 use super::{Phase, Server};
 use crate::audit::{AuditLog, AuditRecord, Subject};
 use crate::filter::SecretSet;
 use crate::guard::{path, shell, url, Decision};
-use crate::supervisor::{CallSpec, Input, Stop};
+use crate::supervisor::{CallSpec, Engine, Input, Stop};
 
 /// Replies and events queued for one connection before its calls are held back.
 const CONNECTION_QUEUE: usize = 64;
@@ -90,6 +94,7 @@ pub struct Session {
     seen: HashSet<String>,
     approvals: Approvals,
     calls: Calls,
+    grants: Grants,
 }
 
 impl Session {
@@ -105,7 +110,13 @@ impl Session {
             seen: HashSet::new(),
             approvals: Approvals::default(),
             calls: Calls::default(),
+            grants: Grants::default(),
         }
+    }
+
+    /// The session's name (the `hello` reply, the audit log).
+    fn name(&self) -> String {
+        format!("session-{}-{}", std::process::id(), self.number)
     }
 
     async fn reply(&self, event: Value) {
@@ -156,10 +167,21 @@ impl Session {
             "hello" => self.hello(id, req).await,
             "run" => self.run(id, req),
             "shell_run" => self.shell_run(id, req),
+            "probe" => self.probe(id, req),
+            "skill_run" => self.skill_run(id, req),
             "approve" => self.approve(id, req),
             "cancel" => self.cancel(id, req).await,
             "status" => self.status(id).await,
-            "check_path" => self.check_path(id, req).await,
+            "read_file" => self.file(id, req, FileOp::Read { offset: protocol::offset(req)? }),
+            "write_file" => {
+                let content = protocol::string(req, "content")?.to_string();
+                self.file(id, req, FileOp::Write { content })
+            }
+            "list_files" => self.file(id, req, FileOp::List),
+            "check_path" => {
+                let op = protocol::string(req, "op")?.parse()?;
+                self.file(id, req, FileOp::Check(op))
+            }
             "check_url" => self.check_url(id, req).await,
             other => Err(format!("unknown method '{other}'")),
         }
@@ -169,7 +191,7 @@ impl Session {
         self.human = protocol::boolean(req, "human", false)?;
         self.client = protocol::optional_string(req, "client")?.unwrap_or_default().to_string();
         tracing::info!(session = self.number, client = %self.client, human = self.human, "hello");
-        let session = format!("session-{}-{}", std::process::id(), self.number);
+        let session = self.name();
         self.reply(json!({"id": id, "event": "hello", "version": crate::cli::VERSION, "session": session}))
             .await;
         Ok(())
@@ -184,7 +206,7 @@ impl Session {
             guard: None,
             ..self.spec(req)?
         };
-        self.start(id, "run", spec)
+        self.start(id, "run", spec, None)
     }
 
     fn shell_run(&mut self, id: &Value, req: &Value) -> Result<(), String> {
@@ -197,7 +219,42 @@ impl Session {
             guard,
             ..self.spec(req)?
         };
-        self.start(id, "shell_run", spec)
+        self.start(id, "shell_run", spec, None)
+    }
+
+    fn probe(&mut self, id: &Value, req: &Value) -> Result<(), String> {
+        let lang = probe::language(protocol::string(req, "language")?)?;
+        let code = protocol::string(req, "code")?;
+        probe::admissible(code)?;
+        let file = probe::snippet_file(lang, self.server.next_number());
+        let shown = format!("probe {}: {code}", lang.names[0]);
+        let spec = CallSpec {
+            argv: probe::argv(lang, code, &file),
+            display: shown.clone(),
+            subject: Subject::Command(shown),
+            guard: Some(probe::guard(self.server.engine.policy(), lang, code, &file)),
+            ..self.spec(req)?
+        };
+        self.start(id, "probe", spec, None)
+    }
+
+    fn skill_run(&mut self, id: &Value, req: &Value) -> Result<(), String> {
+        let name = protocol::string(req, "skill")?;
+        let script = protocol::string(req, "script")?;
+        let args = protocol::optional_strings(req, "args")?;
+        let policy = self.server.engine.policy();
+        let shown = format!("skill_run {name}/{script} {}", args.join(" "));
+        let (argv, guard, own) = match skills::find(policy, name, script).map_err(|e| e.to_string())? {
+            Found::Skill(skill) => {
+                let own = skill.policy(policy).map(|p| self.server.engine.with_policy(p));
+                (skill.argv(&args), skill.guard(self.human), own)
+            }
+            Found::Denied(denied) => (vec![OsString::from(script)], Some(denied), None),
+        };
+        let subject = Subject::Argv(argv.iter().map(|a| a.to_string_lossy().into_owned()).collect());
+        let spec =
+            CallSpec { argv, display: shown.trim_end().to_string(), subject, guard, ..self.spec(req)? };
+        self.start(id, "skill_run", spec, own)
     }
 
     /// What every call of this session shares: the working directory (relative to the root),
@@ -221,7 +278,13 @@ impl Session {
         })
     }
 
-    fn start(&mut self, id: &Value, method: &'static str, spec: CallSpec) -> Result<(), String> {
+    fn start(
+        &mut self,
+        id: &Value,
+        method: &'static str,
+        spec: CallSpec,
+        own: Option<Engine>,
+    ) -> Result<(), String> {
         if self.server.phase() != Phase::Serving {
             return Err("the server is shutting down; no new calls".into());
         }
@@ -233,7 +296,7 @@ impl Session {
             approvals: self.approvals.clone(),
             calls: self.calls.clone(),
         };
-        call::start(origin, method, spec);
+        call::start(origin, method, spec, own);
         Ok(())
     }
 
@@ -255,15 +318,19 @@ impl Session {
         let key = protocol::id_key(target);
         let found = self.calls.lock().ok().and_then(|c| c.get(&key).map(|r| r.stop.clone()));
         let stop = found.ok_or_else(|| format!("no running call {target} on this connection"))?;
+        stop.send_replace(Some(Stop::Cancelled));
         if let Some(answer) = self.approvals.lock().ok().and_then(|mut w| w.remove(&key)) {
             let _ = answer.send(false);
         }
-        stop.send_replace(Some(Stop::Cancelled));
         self.reply(json!({"id": id, "event": "result", "cancelled": target})).await;
         Ok(())
     }
 
+    /// This connection's running calls (never another's), each with whether it waits for the
+    /// human's approval, and the server's uptime.
     async fn status(&mut self, id: &Value) -> Result<(), String> {
+        let waiting: HashSet<String> =
+            self.approvals.lock().map(|w| w.keys().cloned().collect()).unwrap_or_default();
         let calls: Vec<Value> = self.calls.lock().map_or_else(
             |_| Vec::new(),
             |c| {
@@ -274,6 +341,7 @@ impl Session {
                             "method": r.method,
                             "command": r.display,
                             "running_s": r.started.elapsed().as_secs_f64(),
+                            "waiting_approval": waiting.contains(key),
                         })
                     })
                     .collect()
@@ -284,14 +352,22 @@ impl Session {
         Ok(())
     }
 
-    async fn check_path(&mut self, id: &Value, req: &Value) -> Result<(), String> {
-        let op_text = protocol::string(req, "op")?;
-        let op: path::Op = op_text.parse()?;
-        let p = PathBuf::from(protocol::string(req, "path")?);
-        let policy = self.server.engine.policy();
-        let decision = path::check(policy, op, &p, &policy.root);
-        let subject = Subject::Path { op: op.as_str().to_string(), path: p.to_string_lossy().into_owned() };
-        self.result(id, subject, decision).await;
+    /// A file method: answered on a thread of its own (it may wait for the human).
+    fn file(&mut self, id: &Value, req: &Value, op: FileOp) -> Result<(), String> {
+        let path = protocol::string(req, "path")?.to_string();
+        if self.server.phase() != Phase::Serving {
+            return Err("the server is shutting down; no new calls".into());
+        }
+        let tool = Tool {
+            server: self.server.clone(),
+            session: self.name(),
+            id: id.clone(),
+            human: self.human,
+            out: self.out.clone(),
+            approvals: self.approvals.clone(),
+            grants: self.grants.clone(),
+        };
+        tools::start(tool, op, path);
         Ok(())
     }
 
@@ -305,11 +381,7 @@ impl Session {
     /// A check's decision: recorded in the audit log, answered as a `result` event.
     async fn result(&self, id: &Value, subject: Subject, decision: Decision) {
         let policy = self.server.engine.policy();
-        let record = AuditRecord::decision(
-            format!("session-{}-{}", std::process::id(), self.number),
-            subject,
-            &decision,
-        );
+        let record = AuditRecord::decision(self.name(), subject, &decision);
         let secrets = SecretSet::from_env(self.server.engine.env());
         if let Err(e) =
             AuditLog::open(&policy.session.audit_path).and_then(|log| log.record(&record, &secrets))

@@ -17,6 +17,9 @@ pub enum Approval {
         rule: &'static str,
         message: String,
     },
+    /// The caller cancelled the call while it waited for an answer: it ends as cancelled (130),
+    /// not as denied.
+    Cancelled,
 }
 
 impl Approval {

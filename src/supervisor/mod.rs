@@ -45,6 +45,7 @@ use crate::sandbox::kernel::KernelSupport;
 use crate::sandbox::plan::{self, Call, NetPlan, PlanError, SandboxPlan};
 use crate::sandbox::spawn::{self, Stdio};
 use crate::sandbox::sys;
+use crate::workspace::Workspace;
 use approval::Approval;
 use events::Events;
 pub use front::{Front, Stop, StopFuture, Stream};
@@ -67,6 +68,12 @@ impl Engine {
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .collect();
         Engine { policy, kernel: KernelSupport::probe_env(), env }
+    }
+
+    /// The same kernel facts and environment under another policy (a `skill_run` call that
+    /// sees one more read-only directory), without probing again.
+    pub fn with_policy(&self, policy: Policy) -> Engine {
+        Engine { policy, kernel: self.kernel.clone(), env: self.env.clone() }
     }
 
     pub fn policy(&self) -> &Policy {
@@ -211,6 +218,13 @@ impl CallRun<'_> {
                 decisions.push(Decision::deny(rule, message));
                 return Err(self.deny(&decisions));
             }
+            Approval::Cancelled => {
+                for d in &decisions {
+                    self.recorder.decision(d, self.events);
+                }
+                let message = "hullward: cancelled while waiting for approval; nothing ran".to_string();
+                return Err(self.refuse(130, "cancelled", message));
+            }
         }
         Ok(decisions)
     }
@@ -246,7 +260,9 @@ impl CallRun<'_> {
     fn run_admitted(&mut self, decisions: &[Decision]) -> Result<Outcome, Early> {
         let quarantine = Quarantine::new(self.policy(), &self.call_id);
         quarantine.recover(self.policy(), &self.recorder, self.events);
-        let plan = self.plan(decisions)?;
+        crate::workspace::recover(self.policy(), &|m| self.events.say(m));
+        let mut plan = self.plan(decisions)?;
+        let workspace = self.workspace(&mut plan)?;
         announce(&plan, self.events);
         quarantine.begin(&plan, self.events);
         let cgroup = self.cgroup(&plan)?;
@@ -276,6 +292,9 @@ impl CallRun<'_> {
         ))?;
         let exit = self.exit_code(&plan, end);
         quarantine.finish(self.policy(), &plan, &self.recorder, self.events);
+        if let Some(ws) = workspace {
+            ws.finish(self.policy(), &plan.snapshot, &|m| self.events.say(m));
+        }
         self.events.exit(&self.call_id, i32::from(exit), end_reason(end), None);
         let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
         self.recorder.finish(i32::from(exit), filtered, dropped, self.events);
@@ -309,6 +328,15 @@ impl CallRun<'_> {
             Err(e @ PlanError::NotFound(_)) => Err(self.refuse(127, "not-found", format!("hullward: {e}"))),
             Err(e) => Err(Early::Failed(Error::Internal(e.to_string()))),
         }
+    }
+
+    /// The call's workspace layers (`--workspace overlay|ephemeral`), mounted into the plan's view.
+    fn workspace(&self, plan: &mut SandboxPlan) -> Result<Option<Workspace>, Early> {
+        Workspace::prepare(self.policy(), &self.call_id, plan).map_err(|e| {
+            let reason =
+                if e.exit_code() == code::STRICT_REFUSED { "strict-refused" } else { "setup-failed" };
+            self.refuse(e.exit_code(), reason, format!("hullward: {e}"))
+        })
     }
 
     /// The call's cgroup; strict mode as root refuses to run without one.
@@ -484,7 +512,7 @@ async fn supervise(
         Some(Egress { proxy, events }) => (Some(proxy), Some(events)),
         None => (None, None),
     };
-    let end = loop {
+    let mut end = loop {
         tokio::select! {
             Some(ev) = async { egress_events.as_mut()?.recv().await }, if egress_events.is_some() => {
                 report_egress(&ev, recorder, events);
@@ -524,8 +552,13 @@ async fn supervise(
     }
     for (done, task) in [(out_done, &mut out_task), (err_done, &mut err_task)] {
         if !done {
-            if let Ok(Ok(Ok((_, stats)))) = tokio::time::timeout(KILL_WAIT, task).await {
+            if let Ok(Ok(Ok((pumped, stats)))) = tokio::time::timeout(KILL_WAIT, task).await {
                 filtered = filtered + stats;
+                // A program that died of the pipe the budget closed (SIGPIPE) was cut by the
+                // budget: its exit is reported as the output limit, not as its own.
+                if pumped == PumpEnd::OverBudget && matches!(end, End::Exited(_)) {
+                    end = End::OverBudget;
+                }
             }
         }
     }

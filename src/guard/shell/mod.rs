@@ -56,6 +56,31 @@ pub fn check(policy: &Policy, command: &str) -> Decision {
     decision
 }
 
+/// Decides a probe snippet in a language that is not shell (seed 000, "Probe": only the
+/// credential-file rule, ShellPolicy and approval apply, the snippet not being shell syntax): the
+/// `credential-file` rule on its text, ShellPolicy `Deny` on its text and on `invocation` (the
+/// interpreter's command line, e.g. `python3 /tmp/hullward-probe-1.py`), ShellPolicy `Allow` on
+/// `invocation`; `ask` (rule `hitl`) when a human approves each call.
+pub fn check_snippet(policy: &Policy, invocation: &str, code: &str) -> Decision {
+    use rules::{secrets, shell_policy};
+    let (text, line) = (normalize::for_matching(code), normalize::for_matching(invocation));
+    let decision = secrets::credential_file_in_text(policy, code)
+        .or_else(|| shell_policy::deny(policy, &text))
+        .or_else(|| shell_policy::deny(policy, &line))
+        .or_else(|| match analysis::analyse(invocation) {
+            Ok(a) => shell_policy::allow(policy, &line, &a),
+            Err(e) => Some(Decision::deny(
+                "parse-error",
+                format!("[DENIED] The probe's command line could not be parsed ({e})."),
+            )),
+        })
+        .unwrap_or_else(|| Decision::allow("allow"));
+    if decision.is_allowed() && policy.session.hitl {
+        return Decision::ask("hitl", format!("probe — {invocation}\n{code}\nApprove running this snippet?"));
+    }
+    decision
+}
+
 /// The guard's decision before human approval is considered.
 fn decide(policy: &Policy, command: &str) -> Decision {
     use rules::{delete, disk, fetch, path_scan, secrets, shell_policy, subshell, sudo};

@@ -117,6 +117,28 @@ pub fn credential_file(policy: &Policy, analysis: &Analysis) -> Option<Decision>
     ))
 }
 
+/// `credential-file` on a probe snippet that is not shell (seed 000, "Probe"): its text is cut
+/// into path-like tokens at whitespace, quotes, brackets and punctuation, each judged as a shell
+/// word's token would be. Off with `DenyCredentialFiles: false`.
+pub fn credential_file_in_text(policy: &Policy, text: &str) -> Option<Decision> {
+    if !policy.deny_credential_files {
+        return None;
+    }
+    let cut = |c: char| c.is_whitespace() || "'\"`()[]{},;=+<>|&:".contains(c);
+    let named = text
+        .split(cut)
+        .filter(|t| !t.is_empty())
+        .find(|token| may_name(token, CREDENTIAL_ANCHORS) && names_credential(&normalize::word(token)))?;
+    Some(Decision::deny(
+        "credential-file",
+        format!(
+            "[DENIED] Probe blocked: it names a credentials file ('{named}') (credential-file).\n\
+             Let the tool that needs it read the file itself (ssh -i, ssh-add, git), or tell the user\n\
+             exactly which command to run and they will run it themselves."
+        ),
+    ))
+}
+
 /// `env-file`: always on (Decision 5).
 pub fn env_file(analysis: &Analysis) -> Option<Decision> {
     let named = first_named(&analysis.texts, &[".env"], names_env, |_| false)?;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The cost of `--workspace overlay` next to `direct`, in ONE hyperfine run per workload (the
+# machine may be shared: only ratios within a run mean anything).
+#
+#   scripts/bench-overlay.sh [RUNS]     (default 10; BIN=path/to/hullward to compare builds)
+#
+# Workloads (generated under target/bench-overlay):
+#   true         `hullward run -- /bin/true` (a call that writes nothing)
+#   c-build      `make -j2` of 200 small C files, from clean; the overlay run applies its
+#                201 objects and the program after the call
+#   apply-10k    a call that rewrites 10,000 files, applied after it (direct: written in place)
+# Targets (issue 13): overlay adds < 2 ms to a call that writes nothing, < 10 % to a build.
+# Needs root, gcc, make; installs hyperfine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-10}
+
+. scripts/bench-lib.sh
+bench_setup
+work=$PWD/target/bench-overlay
+rm -rf "$work"
+mkdir -p "$work/home" "$work/true"
+export HULLWARD_HOME=$work/home
+hw="$BIN run --hitl off --timeout 10m"
+
+echo "== run /bin/true: direct vs overlay"
+hyperfine -N -w 3 -r "$runs" \
+  -n direct "$hw --root $work/true -- /bin/true" \
+  -n overlay "$hw --root $work/true --workspace overlay -- /bin/true"
+
+cbuild=$work/cbuild
+mkdir -p "$cbuild"
+python3 - "$cbuild" <<'PY'
+import sys
+root = sys.argv[1]
+for i in range(200):
+    with open(f"{root}/f{i}.c", "w") as f:
+        f.write("#include <stdio.h>\n#include <string.h>\n#include <stdlib.h>\n")
+        f.write(f"int f{i}(const char *s) {{ char b[64]; strncpy(b, s, 63); b[63] = 0; "
+                f"return (int)strlen(b) * {i} + atoi(s); }}\n")
+with open(f"{root}/main.c", "w") as f:
+    f.write("int main(void) { return 0; }\n")
+objs = " ".join(f"f{i}.o" for i in range(200))
+with open(f"{root}/Makefile", "w") as f:
+    f.write(f"prog: main.o {objs}\n\tcc -o $@ $^\n%.o: %.c\n\tcc -O1 -c -o $@ $<\n"
+            "clean:\n\trm -f *.o prog\n")
+PY
+echo "== make -j2 of 200 C files (from clean): direct vs overlay (with the apply)"
+hyperfine -N -w 1 -r "$((runs < 3 ? runs : 3))" \
+  -p "make -s -C $cbuild clean" \
+  -n direct "$hw --root $cbuild -- /usr/bin/make -s -j2" \
+  -n overlay "$hw --root $cbuild --workspace overlay -- /usr/bin/make -s -j2"
+
+many=$work/many
+mkdir -p "$many"
+python3 - "$many" <<'PY'
+import os, sys
+root = sys.argv[1]
+for i in range(10000):
+    d = os.path.join(root, f"d{i // 500}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"f{i}.txt"), "w") as f:
+        f.write(f"line {i}\n")
+PY
+script='for d in d*; do for f in $d/*.txt; do echo changed >> $f; done; done'
+echo "== a call that rewrites 10,000 files: direct vs overlay (with the apply)"
+hyperfine -N -w 1 -r 3 \
+  -n direct "$hw --root $many -- /bin/sh -c '$script'" \
+  -n overlay "$hw --root $many --workspace overlay -- /bin/sh -c '$script'"
+echo "backups kept: $(du -sh "$HULLWARD_HOME/backups" | cut -f1) (capped at 1 GiB)"
