@@ -9,7 +9,7 @@ use std::ffi::{CStr, CString};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use hullward::sandbox::child::{apply, ChildLandlockRule, ChildPlan, MountOp};
+use hullward::sandbox::child::{apply, ChildLandlockRule, ChildPlan, MountOp, StandIn};
 use hullward::sandbox::sys::{Errno, SockFilter, Sys, SysResult};
 
 struct Counting;
@@ -100,6 +100,9 @@ impl Sys for Inert {
     fn identity(&self, _: RawFd) -> SysResult<(u64, u64)> {
         Ok((1, 2))
     }
+    fn shape_file(&self, _: RawFd, _: u64, _: (i64, i64)) -> SysResult<()> {
+        Ok(())
+    }
     fn mkdir(&self, _: &CStr, _: u32) -> SysResult<()> {
         Err(Errno(libc::EEXIST))
     }
@@ -178,7 +181,11 @@ fn the_child_sequence_does_not_allocate() {
         MountOp::Bind { src: c("/dev/null"), target: c("/tmp/dev/null") },
         MountOp::SetReadOnly { target: c("/tmp/dev") },
         MountOp::Mkdir { path: c("/tmp/.hullward-mask-source"), mode: 0o700 },
-        MountOp::MaskSource { slot: 1, at: c("/tmp/.hullward-mask-source") },
+        MountOp::MaskSource {
+            slot: 1,
+            at: c("/tmp/.hullward-mask-source"),
+            stand_ins: vec![StandIn { name: c("s0"), size: 4096, mtime: (1_700_000_000, 5), mode: 0 }],
+        },
         MountOp::Pin { path: c("/tmp/work/infra"), expect: Some((1, 2)) },
         MountOp::ReadOnlyBind { target: c("/tmp/work/.git/config"), expect: Some((1, 2)) },
         MountOp::Mask { slot: 1, name: c("file"), target: c("/tmp/work/.env"), expect: Some((1, 2)) },

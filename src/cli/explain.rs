@@ -288,6 +288,15 @@ fn render_plan(p: &Value) -> String {
             out.push_str(&format!("    note: {}\n", s(note)));
         }
     }
+    if let Some(g) = p["read_grants"].as_object() {
+        out.push_str(&format!(
+            "  read grants:  inside the roots only {} may be read or executed (Read globs; Landlock)\n",
+            list_or(&g["places"], "nothing")
+        ));
+        for note in g["notes"].as_array().into_iter().flatten() {
+            out.push_str(&format!("    note: {}\n", s(note)));
+        }
+    }
     match p["masks"].as_array() {
         Some(masks) if !masks.is_empty() => {
             out.push_str(&format!("  masks ({}; mode-000 read-only mounts):\n", masks.len()));

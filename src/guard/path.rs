@@ -8,7 +8,9 @@
 //!    files, `FileSystemPermissions.Deny` — checked on the path as written *and* as resolved, so
 //!    neither a symlink to a secret nor a secret-named symlink gets through; a deny is never a prompt;
 //! 3. repository metadata write protection (`.git/hooks`, `.git/config`, Decision 8);
-//! 4. containment: inside a root (component-wise, Decision 6), a `Writable` directory, or — for
+//! 4. containment: inside a root (component-wise, Decision 6), a `Writable` directory (`/tmp` and
+//!    `/run` excepted: a sandboxed program gets private ones, so the host's are outside, as
+//!    `run` shows them), or — for
 //!    read, list and exec only — a `System` or read-only (`--ro`) directory; anything else is
 //!    `ask` with HITL on and `deny` without (writes into `System` and read-only directories are
 //!    always `deny`, also where a read-only directory lies inside a root);
@@ -22,6 +24,8 @@ use std::str::FromStr;
 use super::Decision;
 use crate::policy::globs::match_key;
 use crate::policy::{GlobRule, Origin, Policy};
+use crate::sandbox::masks::walked_system;
+use crate::sandbox::view::PRIVATE_TMPFS;
 
 /// A file operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,10 +154,12 @@ fn shown(policy: &Policy, path: &Path) -> String {
 }
 
 /// The deny rule covering `path`, if any. Patterns are relative to the root containing the path,
-/// else to the read-only directory containing it (the masks are laid out the same way).
+/// else to the read-only directory or walked `System` directory containing it (the masks are
+/// laid out the same way), else to `/`.
 pub fn deny_match<'p>(policy: &'p Policy, path: &Path) -> Option<&'p GlobRule> {
     let mut bases = policy.roots();
-    bases.extend(policy.sandbox.read_only_dirs.iter().filter(|d| d.is_dir()).cloned());
+    let read_only = policy.sandbox.read_only_dirs.iter().cloned().chain(walked_system(policy));
+    bases.extend(read_only.filter(|d| d.is_dir()));
     policy.deny.match_covering(match_key(path, &bases))
 }
 
@@ -278,8 +284,24 @@ pub fn check(policy: &Policy, op: Op, path: &Path, cwd: &Path) -> Decision {
     Decision::allow("sandbox")
 }
 
+/// The directories every sandboxed call gets a private tmpfs on (`/tmp`, `/run`): listed in
+/// `Sandbox.Writable`, they grant the program its own empty directory, never the host's.
+fn private_dir(path: &Path) -> Option<&'static str> {
+    PRIVATE_TMPFS.iter().map(|(d, _)| *d).find(|d| path.starts_with(d))
+}
+
+/// Whether `resolved` lies in a host directory the program may write: a `Writable` entry other
+/// than a private one (a `Writable` directory below `/tmp` is the host's, bound into the view).
+fn host_writable(policy: &Policy, resolved: &Path) -> bool {
+    policy
+        .sandbox
+        .writable
+        .iter()
+        .any(|w| resolved.starts_with(w) && !PRIVATE_TMPFS.iter().any(|(d, _)| w == Path::new(d)))
+}
+
 fn outside(policy: &Policy, op: Op, resolved: &Path) -> Decision {
-    if policy.sandbox.writable.iter().any(|w| resolved.starts_with(w)) {
+    if host_writable(policy, resolved) {
         return Decision::allow("writable");
     }
     let in_system = policy.sandbox.system.iter().any(|s| resolved.starts_with(s));
@@ -311,14 +333,17 @@ fn outside(policy: &Policy, op: Op, resolved: &Path) -> Decision {
 
 /// The denial of a path outside every root where no human may grant it (rule `outside-sandbox`).
 pub fn outside_denial(policy: &Policy, resolved: &Path) -> Decision {
-    Decision::deny(
-        "outside-sandbox",
-        format!(
-            "[DENIED] Path '{}' is outside the configured sandbox '{}'.\nAll file operations must stay within the sandbox.",
-            resolved.display(),
-            policy.root.display()
-        ),
-    )
+    let mut text = format!(
+        "[DENIED] Path '{}' is outside the configured sandbox '{}'.\nAll file operations must stay within the sandbox.",
+        resolved.display(),
+        policy.root.display()
+    );
+    if let Some(dir) = private_dir(resolved) {
+        text.push_str(&format!(
+            "\nA sandboxed program's {dir} is a private directory of its own call: the host's {dir} is not shown to it."
+        ));
+    }
+    Decision::deny("outside-sandbox", text)
 }
 
 #[cfg(test)]
@@ -330,13 +355,12 @@ mod tests {
 
     struct Fixture {
         _dir: tempfile::TempDir,
-        base: PathBuf,
         root: PathBuf,
         outside: PathBuf,
     }
 
-    /// A scratch tree in the checkout's `target/`; `policy_with` keeps it outside every writable
-    /// directory wherever the checkout lives.
+    /// A scratch tree in the checkout's `target/`: outside every host-writable directory
+    /// wherever the checkout lives (see `policy_with`).
     fn fixture() -> Fixture {
         let scratch = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch");
         std::fs::create_dir_all(&scratch).unwrap();
@@ -354,21 +378,17 @@ mod tests {
             std::fs::write(root.join(f), "x").unwrap();
         }
         std::fs::write(outside.join("file.txt"), "x").unwrap();
-        Fixture { _dir: dir, base, root, outside }
+        Fixture { _dir: dir, root, outside }
     }
 
-    /// The policy of `yaml` over the fixture. The default profile makes `/tmp` writable: when the
-    /// checkout lives under `/tmp`, so does the fixture, and "outside the root" would be writable
-    /// too. A writable directory that covers the whole fixture is dropped, so that the tests mean
-    /// the same wherever the checkout is.
+    /// The policy of `yaml` over the fixture. The default profile lists `/tmp` as writable, which
+    /// grants a private `/tmp`, never the host's: the fixture is outside wherever the checkout is.
     fn policy_with(fx: &Fixture, yaml: &str, hitl: bool) -> Policy {
         let cfg = fx.root.join("hullward.yaml");
         std::fs::write(&cfg, yaml).unwrap();
         let mut req = LoadRequest { cwd: fx.root.clone(), config: Some(cfg), ..Default::default() };
         req.flags.hitl = Some(hitl);
-        let mut policy = load(&req).unwrap();
-        policy.sandbox.writable.retain(|w| !fx.base.starts_with(w));
-        policy
+        load(&req).unwrap()
     }
 
     const SEED_PERMS: &str = "Security:\n  FileSystemSandboxPath: .\n  FileSystemPermissions:\n    Read: [src/**, docs/**]\n    Write: [tests/**, docs/**]\n    Deny: [secrets/**, infra/prod/**, .env]\n";
@@ -466,6 +486,27 @@ mod tests {
         assert_eq!(check(&p, Op::Write, &scratch, &fx.root).verdict, Verdict::Ask);
         let p = policy_with(&fx, &format!("Sandbox:\n  Writable: [{}]\n", fx.outside.display()), true);
         let d = check(&p, Op::Write, &scratch, &fx.root);
+        assert_eq!((d.verdict, d.rule.as_str()), (Verdict::Allow, "writable"));
+    }
+
+    #[test]
+    fn the_hosts_private_directories_are_outside_and_a_writable_one_below_them_is_not() {
+        let fx = fixture();
+        let p = policy_with(&fx, "", false);
+        assert!(p.sandbox.writable.contains(&PathBuf::from("/tmp")), "{:?}", p.sandbox.writable);
+        for path in ["/tmp/hw-host-file", "/run/hw-host-file", "/dev/shm/hw-host-file", "/tmp"] {
+            for op in [Op::Read, Op::Write, Op::Delete, Op::List] {
+                let d = check(&p, op, Path::new(path), &fx.root);
+                assert_eq!((d.verdict, d.rule.as_str()), (Verdict::Deny, "outside-sandbox"), "{op:?} {path}");
+            }
+        }
+        let d = check(&p, Op::Write, Path::new("/tmp/x"), &fx.root);
+        assert!(d.message.contains("private directory of its own call"), "{}", d.message);
+        // A directory of the host's /tmp named in Writable is bound into the view: it is the host's.
+        let dir = tempfile::tempdir_in("/tmp").unwrap();
+        let cache = dir.path().canonicalize().unwrap();
+        let p = policy_with(&fx, &format!("Sandbox:\n  Writable: [/tmp, {}]\n", cache.display()), false);
+        let d = check(&p, Op::Write, &cache.join("f"), &fx.root);
         assert_eq!((d.verdict, d.rule.as_str()), (Verdict::Allow, "writable"));
     }
 

@@ -742,8 +742,6 @@ fn finish(
             }
         }
     }
-    let (system, mut system_links) =
-        resolve_listed(acc.system.as_deref().unwrap_or_default(), &mut diags, |raw, _| resolve_system(raw));
     let mut writable = Vec::new();
     for raw in acc.writable.iter().flatten() {
         if let Some(p) = resolve_dir(raw, &mut diags, "writable directory") {
@@ -752,8 +750,18 @@ fn finish(
             }
         }
     }
-    let writable_trees: Vec<PathBuf> =
-        std::iter::once(&root).chain(&includes).chain(&writable).cloned().collect();
+    // A tree of `/` grants everything already (the view refuses it): no symlink widens it.
+    let writable_trees: Vec<PathBuf> = std::iter::once(&root)
+        .chain(&includes)
+        .chain(&writable)
+        .filter(|t| t.as_path() != Path::new("/"))
+        .cloned()
+        .collect();
+    refuse_planted_grants(&acc, &writable_trees, &mut diags);
+    let (system, mut system_links) =
+        resolve_listed(acc.system.as_deref().unwrap_or_default(), &mut diags, |raw, diags| {
+            resolve_system(raw, &writable_trees, diags)
+        });
     let (read_only_dirs, ro_links) =
         resolve_listed(acc.read_only_dirs.as_deref().unwrap_or_default(), &mut diags, |raw, diags| {
             resolve_read_only(raw, &writable_trees, diags)
@@ -996,9 +1004,14 @@ type SystemEntry = (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>);
 
 /// Resolves a `System` entry (see [`listed_candidates`] for the spelling); entries that do not
 /// exist on this host are skipped; an entry that is itself a symlink is remembered with its
-/// target, so the child's view can show the same link.
-fn resolve_system(raw: &RawPath) -> SystemEntry {
-    let candidates = listed_candidates(raw);
+/// target, so the child's view can show the same link. A spelling that passes through a symlink
+/// inside a writable tree is refused ([`planted_diag`]).
+fn resolve_system(raw: &RawPath, writable: &[PathBuf], diags: &mut Vec<Diagnostic>) -> SystemEntry {
+    let (candidates, planted): (Vec<PathBuf>, Vec<PathBuf>) =
+        listed_candidates(raw).into_iter().partition(|c| planted_link(c, writable).is_none());
+    for candidate in planted {
+        diags.extend(planted_diag(raw, &candidate, writable, "System entry"));
+    }
     let links = candidates
         .iter()
         .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
@@ -1098,15 +1111,8 @@ fn resolve_read_only(raw: &RawPath, writable: &[PathBuf], diags: &mut Vec<Diagno
         diags.push(place_diag(raw, format!("read-only directory '{}' matches nothing", raw.text)));
     }
     for candidate in candidates {
-        if let Some(link) = planted_link(&candidate, writable) {
-            diags.push(place_diag(
-                raw,
-                format!(
-                    "read-only directory '{}' passes through the symlink '{}', which lies inside a writable directory; name its target instead",
-                    candidate.display(),
-                    link.display()
-                ),
-            ));
+        if let Some(diag) = planted_diag(raw, &candidate, writable, "read-only directory") {
+            diags.push(diag);
             continue;
         }
         match std::fs::canonicalize(&candidate) {
@@ -1128,6 +1134,42 @@ fn resolve_read_only(raw: &RawPath, writable: &[PathBuf], diags: &mut Vec<Diagno
         }
     }
     (paths, links)
+}
+
+/// Symlinks in the policy are resolved once, here, and a grant must not be aimed by a program:
+/// the root, an `Include` root or a `Writable` directory spelled through a symlink that lies
+/// inside a writable tree (a first call's `ln -s /etc cache`, then `--include cache`) is refused
+/// with the link and its target named. A symlink outside every writable tree (`/var/run`, a
+/// link the administrator made) is resolved (Decision 8).
+fn refuse_planted_grants(acc: &Accum, writable: &[PathBuf], diags: &mut Vec<Diagnostic>) {
+    let grants = [
+        ("sandbox root", acc.root.as_slice()),
+        ("included root", acc.include.as_deref().unwrap_or_default()),
+    ];
+    let grants =
+        grants.into_iter().chain([("writable directory", acc.writable.as_deref().unwrap_or_default())]);
+    for (what, raws) in grants {
+        for raw in raws {
+            let spelled = raw.base.join(expand_tilde(&raw.text));
+            diags.extend(planted_diag(raw, &spelled, writable, what));
+        }
+    }
+}
+
+/// The refusal of a policy path `spelled` that passes through a symlink lying inside one of
+/// `writable`, naming the link and the target it resolves to.
+fn planted_diag(raw: &RawPath, spelled: &Path, writable: &[PathBuf], what: &str) -> Option<Diagnostic> {
+    let link = planted_link(spelled, writable)?;
+    let target = std::fs::canonicalize(spelled)
+        .map_or_else(|e| format!("(unresolvable: {e})"), |t| format!("'{}'", t.display()));
+    Some(place_diag(
+        raw,
+        format!(
+            "{what} '{}' resolves to {target} through the symlink '{}', which lies inside a writable directory (a program could have planted it); name the target itself if it is meant",
+            spelled.display(),
+            link.display()
+        ),
+    ))
 }
 
 /// The first symlink on the way to `path` (itself included) that lies inside one of `writable`.
@@ -1419,6 +1461,38 @@ mod tests {
         let p = load(&req).unwrap();
         assert_eq!(p.sandbox.read_only_dirs, vec![t.path().canonicalize().unwrap().join("elsewhere")]);
         assert!(p.sandbox.system_links.iter().any(|(l, _)| l.ends_with("outer-link")));
+    }
+
+    #[test]
+    fn grants_through_a_symlink_planted_in_a_writable_tree_are_refused_naming_the_target() {
+        let scratch = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let t = tempfile::tempdir_in(scratch).unwrap();
+        let base = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("root")).unwrap();
+        std::fs::create_dir_all(base.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(base.join("elsewhere"), base.join("root/cache")).unwrap();
+        std::os::unix::fs::symlink(base.join("elsewhere"), base.join("outer-link")).unwrap();
+        let target = base.join("elsewhere").display().to_string();
+        let refused = |req: &LoadRequest, key: &str| {
+            let PolicyError::Invalid(d) = load(req).unwrap_err() else { panic!("{key}: not refused") };
+            let m = &d[0].message;
+            assert!(m.contains(&target) && m.contains("root/cache") && m.contains("planted"), "{key}: {m}");
+            assert!(d[0].key.contains(key), "{d:?}");
+        };
+        let mut req = req_in(&base.join("root"));
+        req.flags.include = vec!["cache".into()];
+        refused(&req, "--include");
+        req.flags.include.clear();
+        for key in ["Writable", "System", "Include"] {
+            req.config = Some(write(&base, "o.yaml", &format!("Sandbox:\n  {key}: [root/cache]\n")));
+            refused(&req, key);
+        }
+        // A symlink outside every writable tree is resolved (Decision 8). `Writable: []` keeps
+        // the scratch directory out of the writable trees even when the checkout is under /tmp.
+        req.config = Some(write(&base, "o.yaml", "Sandbox:\n  Writable: []\n"));
+        req.flags.include = vec![base.join("outer-link")];
+        assert_eq!(load(&req).unwrap().includes, vec![base.join("elsewhere")]);
     }
 
     #[test]

@@ -219,6 +219,8 @@ pub enum MountOp {
     MaskSource {
         slot: usize,
         at: CString,
+        /// Stand-ins created in the source next to `file` and `dir`.
+        stand_ins: Vec<StandIn>,
     },
     /// Mount a copy of `name` (`file` or `dir`) from the mask source in `slot` over `target`,
     /// verified like [`MountOp::Pin`].
@@ -244,6 +246,19 @@ pub enum MountOp {
     PivotRoot {
         new_root: CString,
     },
+}
+
+/// A stand-in file of the mask source, mounted over a masked file instead of the empty `file`:
+/// mode-000 (the original's execute bits kept) and empty like it, but sparse to the masked
+/// file's size and with its modification time, so that git's stat check of a tracked masked
+/// file (`.env.example`) finds it unchanged (see `view::stand_in_git_config`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandIn {
+    pub name: CString,
+    pub size: u64,
+    /// Seconds and nanoseconds.
+    pub mtime: (i64, i64),
+    pub mode: u32,
 }
 
 /// A rule the child adds to the Landlock ruleset itself, for directories that only exist in its
@@ -595,7 +610,7 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
             libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
             None,
         ),
-        MountOp::MaskSource { slot, at } => {
+        MountOp::MaskSource { slot, at, stand_ins } => {
             const RDONLY: u64 = 0x1;
             const NOSUID_NODEV_NOEXEC: u64 = 0x2 | 0x4 | 0x8;
             let fd = sys.detached_tmpfs(c"0700", NOSUID_NODEV_NOEXEC)?;
@@ -605,6 +620,17 @@ fn mount_op<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>, i: usize) -> Result<(), E
             let file = sys.openat(fd, c"file", libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0)?;
             sys.close(file)?;
             sys.mkdirat(fd, c"dir", 0)?;
+            for s in stand_ins {
+                let f = sys.openat(
+                    fd,
+                    &s.name,
+                    libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
+                    s.mode,
+                )?;
+                let shaped = sys.shape_file(f, s.size, s.mtime);
+                sys.close(f)?;
+                shaped?;
+            }
             sys.mount_setattr_fd(fd, false, RDONLY, 0)?;
             sys.move_mount_fd(fd, at)
         }
@@ -799,6 +825,9 @@ mod tests {
         }
         fn identity(&self, _: RawFd) -> Result<(u64, u64), Errno> {
             self.rec("identity").map(|_| (1, 2))
+        }
+        fn shape_file(&self, _: RawFd, size: u64, _: (i64, i64)) -> Result<(), Errno> {
+            self.rec(&format!("shape_file {size}"))
         }
         fn mkdir(&self, _: &CStr, _: u32) -> Result<(), Errno> {
             self.rec("mkdir").and(Err(Errno(libc::EEXIST)))

@@ -179,7 +179,7 @@ fn encode(index: &Index, out: &mut Vec<u8>) {
         put_u64(out, listing.found.len() as u64);
         for listed in &listing.found {
             put_bytes(out, listed.name.as_bytes());
-            out.push(u8::from(listed.git_dir));
+            out.push(u8::from(listed.git_dir) | u8::from(listed.read_match) << 1);
             encode_entry(&listed.entry, out);
         }
     }
@@ -200,8 +200,9 @@ fn encode_entry(entry: &Entry, out: &mut Vec<u8>) {
         Entry::ProtectedLink(p) => tagged(out, 6, p),
         Entry::DeniedFile(p) => tagged(out, 7, p),
         Entry::ProtectedFile(p) => tagged(out, 8, p),
-        Entry::Gitfile { symlink } => out.extend_from_slice(&[9, u8::from(*symlink)]),
+        Entry::Gitfile => out.push(9),
         Entry::WriteMatch => out.push(10),
+        Entry::Plain => out.push(11),
     }
 }
 
@@ -259,8 +260,12 @@ fn decode(r: &mut Reader<'_>) -> Option<Index> {
         let mut found = Vec::with_capacity(found_count);
         for _ in 0..found_count {
             let name = OsString::from_vec(r.bytes_field()?.to_vec());
-            let git_dir = r.u8()? != 0;
-            found.push(Listed { name, git_dir, entry: decode_entry(r)? });
+            let flags = r.u8()?;
+            if flags > 3 {
+                return None;
+            }
+            let (git_dir, read_match) = (flags & 1 != 0, flags & 2 != 0);
+            found.push(Listed { name, git_dir, read_match, entry: decode_entry(r)? });
         }
         dirs.insert(dir, Listing { ctime, entries, found });
     }
@@ -283,8 +288,9 @@ fn decode_entry(r: &mut Reader<'_>) -> Option<Entry> {
         6 => Entry::ProtectedLink(r.string()?),
         7 => Entry::DeniedFile(r.string()?),
         8 => Entry::ProtectedFile(r.string()?),
-        9 => Entry::Gitfile { symlink: r.u8()? != 0 },
+        9 => Entry::Gitfile,
         10 => Entry::WriteMatch,
+        11 => Entry::Plain,
         _ => return None,
     })
 }
@@ -294,7 +300,8 @@ mod tests {
     use super::*;
 
     fn sample() -> Index {
-        let listed = |name: &str, git_dir, entry| Listed { name: name.into(), git_dir, entry };
+        let listed =
+            |name: &str, git_dir, entry| Listed { name: name.into(), git_dir, read_match: git_dir, entry };
         let mut dirs = HashMap::new();
         dirs.insert(
             PathBuf::from("/w"),
@@ -311,8 +318,9 @@ mod tests {
                     listed("l", false, Entry::DeniedLink("**/.env".into())),
                     listed("m", false, Entry::ProtectedLink(".envrc".into())),
                     listed("cfg", false, Entry::ProtectedFile("the policy's own file".into())),
-                    listed("sub", false, Entry::Gitfile { symlink: true }),
+                    listed("sub", false, Entry::Gitfile),
                     listed("out.txt", false, Entry::WriteMatch),
+                    listed("readable.md", false, Entry::Plain),
                 ],
             },
         );

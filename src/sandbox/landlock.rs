@@ -28,6 +28,9 @@ pub enum Grant {
     ReadFile,
     /// Everything but creating device nodes (roots, writable directories, private tmpfs).
     ReadWrite,
+    /// [`Grant::ReadWrite`] without reading or executing files (a root whose `Read` globs do
+    /// not cover it: see `sandbox::reads`).
+    WriteOnly,
     /// Read and write an existing device (`/dev/null`, terminals).
     Device,
 }
@@ -40,6 +43,7 @@ impl Grant {
             Grant::List => AccessFs::ReadDir.into(),
             Grant::ReadFile => AccessFs::ReadFile.into(),
             Grant::ReadWrite => AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock),
+            Grant::WriteOnly => Grant::ReadWrite.rights(abi) & !(AccessFs::ReadFile | AccessFs::Execute),
             Grant::Device => {
                 (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev)
                     & AccessFs::from_all(abi)
@@ -54,6 +58,7 @@ impl Grant {
             Grant::List => "list",
             Grant::ReadFile => "read",
             Grant::ReadWrite => "read+write",
+            Grant::WriteOnly => "list+write (no read)",
             Grant::Device => "device read+write",
         }
     }

@@ -10,8 +10,10 @@
 //!   file or directory mounted over it; a directory covered as a whole (`secrets/**`) is masked
 //!   once (its files are listed for secret discovery, nothing in it is matched); a denied
 //!   *symlink* has its target masked when that target lies inside a root or a writable directory
-//!   (elsewhere it is not even in the child's view); an anchored literal pattern reached through a
-//!   symlinked directory (`link/secret.txt`) masks the real path;
+//!   (elsewhere it is not even in the child's view), and is itself bound read-only (no
+//!   retargeting); an anchored literal pattern reached through a
+//!   symlinked directory (`link/secret.txt`) masks the real path, pins the directories above it
+//!   and binds the link read-only over itself — a loop on the way is noted for strict mode;
 //! * every entry a write-protect rule covers (`.git/hooks`, `.git/config`, the policy's own
 //!   files inside a root) is bound read-only over itself;
 //! * hullward's own state (`$HULLWARD_HOME`, the audit log) inside a root is masked;
@@ -102,10 +104,12 @@ pub enum Entry {
     DeniedFile(String),
     /// A file a write-protect rule matches, or one of the policy's own files.
     ProtectedFile(String),
-    /// A `.git` that is not a directory.
-    Gitfile { symlink: bool },
+    /// A `.git` that is not a directory (a gitfile or a symlink).
+    Gitfile,
     /// A regular file the write lists grant.
     WriteMatch,
+    /// An entry no rule but the `Read` list matches.
+    Plain,
 }
 
 /// A directory entry that matters to the walk.
@@ -114,6 +118,8 @@ pub struct Listed {
     pub name: OsString,
     /// A repository's `.git` directory (pinned, its hooks path protected).
     pub git_dir: bool,
+    /// The `Read` list matches the entry itself (a directory as a whole, a file by name).
+    pub read_match: bool,
     pub entry: Entry,
 }
 
@@ -159,6 +165,23 @@ pub struct Bounded {
     pub reason: String,
 }
 
+/// What a stand-in copies of a masked file: its size, modification time and execute bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Shape {
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub exec_bits: u32,
+}
+
+/// An anchored deny pattern whose path under a root cannot be resolved (a symlink loop): what it
+/// names cannot be masked, so strict mode refuses the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkLoop {
+    pub path: PathBuf,
+    pub pattern: String,
+    pub reason: String,
+}
+
 /// The protected entries found under the roots at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -182,6 +205,9 @@ pub struct Snapshot {
     pub covered_files: Vec<PathBuf>,
     /// Regular files every write list of [`ScanSpec::write_lists`] covers and one matches.
     pub write_matches: Vec<PathBuf>,
+    /// Files [`ScanSpec::read`] matches and directories it covers as a whole (symlinks never),
+    /// outermost only.
+    pub read_matches: Vec<PathBuf>,
     /// After a [`rescan`]: where the inodes of the earlier walk's protected entries are now.
     pub located: BTreeMap<(u64, u64), PathBuf>,
     /// The `(st_dev, st_ino)` of every mask, read-only bind and pin target as the walk found it
@@ -189,6 +215,8 @@ pub struct Snapshot {
     /// in the meantime (`renameat2` exchange by a concurrent process) stops the call instead of
     /// leaving the protected inode uncovered under another name.
     pub identities: BTreeMap<PathBuf, (u64, u64)>,
+    /// Anchored deny patterns whose path runs into a symlink loop.
+    pub link_loops: Vec<LinkLoop>,
 }
 
 /// How a protected entry differs after a call.
@@ -252,9 +280,33 @@ pub struct ScanSpec<'a> {
     pub inside: &'a [PathBuf],
     /// The write lists (`Write`, `ChangeEnvelope`) whose matching files the grants need.
     pub write_lists: Vec<&'a GlobRules>,
+    /// The `Read` list whose matching entries the read grants need ([`Snapshot::read_matches`]).
+    pub read: Option<&'a GlobRules>,
     /// List the files inside denied directories ([`Snapshot::covered_files`]).
     pub covered_files: bool,
     pub limits: WalkLimits,
+}
+
+/// `System` trees the deny rules are not applied in by the walk: the distribution's own files
+/// (package-managed, holding no project's secrets, and too large to walk for every call —
+/// `/usr` alone has 100k entries and more). `check path` still denies a deny match there.
+pub const SYSTEM_UNWALKED: &[&str] = &["/usr", "/nix", "/snap"];
+
+/// The `System` entries the deny rules are applied in like the roots (`/opt/app/.env` is masked
+/// as `check path` denies it): all but [`SYSTEM_UNWALKED`], and but those that hold a root or a
+/// host-writable directory (walked as such already) or lie inside one.
+pub fn walked_system(policy: &Policy) -> Vec<PathBuf> {
+    let private = |w: &PathBuf| super::view::PRIVATE_TMPFS.iter().any(|(d, _)| w == Path::new(d));
+    let writable = policy.sandbox.writable.iter().filter(|w| !private(w)).cloned();
+    let trees: Vec<PathBuf> = policy.roots().into_iter().chain(writable).collect();
+    policy
+        .sandbox
+        .system
+        .iter()
+        .filter(|s| !SYSTEM_UNWALKED.iter().any(|u| s.starts_with(u)))
+        .filter(|s| !trees.iter().any(|t| s.starts_with(t) || t.starts_with(s)))
+        .cloned()
+        .collect()
 }
 
 /// The walk a policy asks for, over `roots`, replaying what the index under the state directory
@@ -301,6 +353,9 @@ fn fingerprint(spec: &ScanSpec<'_>) -> Vec<u8> {
     for list in &spec.write_lists {
         field("write", &mut patterns(list).iter().map(Vec::as_slice));
     }
+    if let Some(read) = spec.read {
+        field("read", &mut patterns(read).iter().map(Vec::as_slice));
+    }
     let flags =
         format!("git {} covered {} depth {}", spec.git_metadata, spec.covered_files, spec.limits.max_depth);
     field("flags", &mut std::iter::once(flags.as_bytes()));
@@ -342,6 +397,7 @@ fn policy_spec<'a>(
         hidden,
         inside: &policy.sandbox.writable,
         write_lists,
+        read: (covered_files && !policy.read.is_empty()).then_some(&policy.read),
         covered_files,
         limits: WalkLimits::default(),
     }
@@ -354,8 +410,10 @@ struct Found {
     skipped_links: Vec<PathBuf>,
     stamps: Vec<(PathBuf, Stamped)>,
     git_dirs: Vec<PathBuf>,
-    /// Directories pinned because a repository lies in or below them.
-    repository_pins: Vec<PathBuf>,
+    /// Directories pinned by the walk itself: a repository lies in or below them, or a deny
+    /// pattern spelled through a symlink reaches below them.
+    walk_pins: Vec<PathBuf>,
+    link_loops: Vec<LinkLoop>,
     /// Identities of entries protected without a stamp (pins, symlink targets), as walked.
     identities: Vec<(PathBuf, (u64, u64))>,
     dirs: Vec<(PathBuf, i128)>,
@@ -364,6 +422,7 @@ struct Found {
     bounded: Vec<Bounded>,
     covered_files: Vec<PathBuf>,
     write_matches: Vec<PathBuf>,
+    read_matches: Vec<PathBuf>,
     located: Vec<((u64, u64), PathBuf)>,
     /// What this walk found in each directory whose ctime it trusts (the next index).
     listings: Vec<(PathBuf, Listing)>,
@@ -401,6 +460,8 @@ struct Pending {
     depth: usize,
     /// Inside a directory a deny rule covers: only its files are listed.
     covered: bool,
+    /// Inside a directory [`ScanSpec::read`] covers as a whole: nothing in it is listed again.
+    read_covered: bool,
 }
 
 /// Directories waiting to be read, shared by the walking threads.
@@ -509,7 +570,13 @@ fn walk(
         relisted: AtomicBool::new(false),
         queue: Mutex::new(Queue {
             dirs: (0..spec.roots.len())
-                .map(|root| Pending { root, rel: PathBuf::new(), depth: 0, covered: false })
+                .map(|root| Pending {
+                    root,
+                    rel: PathBuf::new(),
+                    depth: 0,
+                    covered: false,
+                    read_covered: false,
+                })
                 .collect(),
             active: 0,
             waiting: 0,
@@ -541,7 +608,7 @@ fn walk(
     let within: Vec<&Path> = spec.roots.iter().chain(spec.inside).map(PathBuf::as_path).collect();
     let masks = collapse(outermost(found.masks), spec.limits.max_masks, &within, &mut found.bounded);
     let mut pins = pins_for(spec.roots, spec.deny, &masks);
-    pins.append(&mut found.repository_pins);
+    pins.append(&mut found.walk_pins);
     pins.extend(policy_file_pins(spec));
     let pins = bound_pins(pins, &masks, spec.limits.max_masks, &mut found.read_only, &mut found.bounded);
     let mut read_only = outermost(found.read_only);
@@ -560,6 +627,7 @@ fn walk(
     found.covered_files.sort();
     found.write_matches.sort();
     found.write_matches.dedup();
+    found.read_matches.sort();
     found.bounded.sort_by(|a, b| a.path.cmp(&b.path));
     let snapshot = Snapshot {
         masks,
@@ -573,8 +641,10 @@ fn walk(
         bounded: found.bounded,
         covered_files: found.covered_files,
         write_matches: found.write_matches,
+        read_matches: found.read_matches,
         located: found.located.into_iter().collect(),
         identities,
+        link_loops: found.link_loops,
     };
     Ok((snapshot, found.listings, relisted))
 }
@@ -799,6 +869,7 @@ impl Walk<'_> {
                     rel: rel.to_path_buf(),
                     depth: at.depth + 1,
                     covered: false,
+                    read_covered: false,
                 })
                 .collect());
         }
@@ -836,6 +907,7 @@ impl Walk<'_> {
                         rel: child.clone(),
                         depth: at.depth + 1,
                         covered: true,
+                        read_covered: false,
                     });
                 } else if ft.is_file() {
                     self.found().covered_files.push(path);
@@ -897,7 +969,10 @@ impl Walk<'_> {
         let spec = self.spec;
         let name = rel.file_name().unwrap_or_default().to_os_string();
         let dot_git = rel.file_name() == Some(".git".as_ref());
-        let listed = |entry| Some(Listed { name: name.clone(), git_dir: false, entry });
+        // Whether the `Read` list matches the entry itself (an ancestor's match is the walk's
+        // to carry down, see `Pending::read_covered`).
+        let read_match = !ft.is_symlink() && self.read_match(rel, ft.is_dir());
+        let listed = |entry| Some(Listed { name: name.clone(), git_dir: false, read_match, entry });
         if ft.is_dir() {
             let entry = if self.hidden(path) {
                 Entry::Hidden(MaskKind::Dir)
@@ -910,16 +985,18 @@ impl Walk<'_> {
             } else {
                 Entry::Descend
             };
-            return Some(Listed { name, git_dir: dot_git, entry });
+            return Some(Listed { name, git_dir: dot_git, read_match, entry });
         }
         if self.hidden(path) {
             listed(Entry::Hidden(MaskKind::File))
         } else if spec.git_metadata && dot_git {
-            listed(Entry::Gitfile { symlink: ft.is_symlink() })
+            listed(Entry::Gitfile)
         } else if ft.is_symlink() {
             // Denied by its own name, or as a denied directory (`secrets/**` with `secrets` a
             // link to elsewhere in the roots): either way its target is masked, and the link
-            // itself is stamped (a link planted under a denied name is a protected change).
+            // itself is stamped (a link planted under a denied name is a protected change)
+            // and bound read-only over itself (retargeted, it would uncover the target in
+            // the next call). A write-protected link is bound read-only the same way.
             if let Some(rule) = spec.deny.covers_dir(rel) {
                 listed(Entry::DeniedLink(rule.pattern.clone()))
             } else {
@@ -934,6 +1011,8 @@ impl Walk<'_> {
             listed(Entry::ProtectedFile(POLICY_FILE.to_string()))
         } else if ft.is_file() && self.write_granted(rel) {
             listed(Entry::WriteMatch)
+        } else if read_match {
+            listed(Entry::Plain)
         } else {
             None
         }
@@ -943,7 +1022,17 @@ impl Walk<'_> {
     fn apply(&self, at: &Pending, rel: &Path, path: &Path, listed: &Listed, subdirs: &mut Vec<Pending>) {
         let spec = self.spec;
         let base = &spec.roots[at.root];
-        let next = Pending { root: at.root, rel: rel.to_path_buf(), depth: at.depth + 1, covered: false };
+        let read_match = listed.read_match && !at.read_covered;
+        if read_match {
+            self.found().read_matches.push(path.to_path_buf());
+        }
+        let next = Pending {
+            root: at.root,
+            rel: rel.to_path_buf(),
+            depth: at.depth + 1,
+            covered: false,
+            read_covered: at.read_covered || read_match,
+        };
         if listed.git_dir {
             self.found().git_dirs.push(path.to_path_buf());
             if spec.git_metadata {
@@ -965,16 +1054,22 @@ impl Walk<'_> {
             }
             Entry::ProtectedDir(pattern) => self.protect(path, MaskKind::Dir, pattern, true),
             Entry::DeniedLink(pattern) => {
-                self.stamp_only(path, pattern, false);
+                if self.stamp_only(path, pattern, false) {
+                    self.found().read_only.push(Mask {
+                        path: path.to_path_buf(),
+                        kind: MaskKind::File,
+                        pattern: pattern.clone(),
+                        via_symlink: None,
+                    });
+                }
                 self.masked_link_target(path, pattern);
             }
-            Entry::ProtectedLink(pattern) => {
-                self.stamp_only(path, pattern, true);
-            }
+            Entry::ProtectedLink(pattern) => self.protect(path, MaskKind::File, pattern, true),
             Entry::DeniedFile(pattern) => self.protect(path, MaskKind::File, pattern, false),
             Entry::ProtectedFile(pattern) => self.protect(path, MaskKind::File, pattern, true),
-            Entry::Gitfile { symlink } => self.gitfile(base, rel, *symlink),
+            Entry::Gitfile => self.gitfile(base, rel),
             Entry::WriteMatch => self.found().write_matches.push(path.to_path_buf()),
+            Entry::Plain => {}
         }
     }
 
@@ -986,7 +1081,7 @@ impl Walk<'_> {
             dir.push(comp);
             let identity = identity_of(&dir);
             let mut f = self.found();
-            f.repository_pins.push(dir.clone());
+            f.walk_pins.push(dir.clone());
             f.identities.extend(identity.map(|i| (dir.clone(), i)));
         }
     }
@@ -1002,15 +1097,12 @@ impl Walk<'_> {
     }
 
     /// A `.git` that is not a directory: a gitfile (`gitdir: …`, a submodule's or a linked
-    /// worktree's) says where the repository is, so it is bound read-only and its directory
-    /// pinned; a symlink cannot be bound over and is only stamped (a replacement is quarantined).
-    fn gitfile(&self, base: &Path, rel: &Path, symlink: bool) {
+    /// worktree's) or a symlink says where the repository is, so it is bound read-only over
+    /// itself (a symlink too: the bind is made onto the link, not its target) and its directory
+    /// pinned.
+    fn gitfile(&self, base: &Path, rel: &Path) {
         let path = base.join(rel);
-        if symlink {
-            self.stamp_only(&path, GITFILE, true);
-        } else {
-            self.protect(&path, MaskKind::File, GITFILE, true);
-        }
+        self.protect(&path, MaskKind::File, GITFILE, true);
         if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
             self.pin_down_to(base, parent);
         }
@@ -1020,6 +1112,16 @@ impl Walk<'_> {
     /// components, too slow for every entry of a large tree).
     fn hidden(&self, path: &Path) -> bool {
         self.hidden.iter().any(|h| h.as_os_str().as_bytes() == path.as_os_str().as_bytes())
+    }
+
+    /// Whether [`ScanSpec::read`] covers `rel`: a directory as a whole, a file by a match.
+    fn read_match(&self, rel: &Path, is_dir: bool) -> bool {
+        let Some(read) = self.spec.read else { return false };
+        if is_dir {
+            read.covers_dir(rel).is_some()
+        } else {
+            read.match_exact(rel).is_some()
+        }
     }
 
     /// Whether every write list covers `rel` and one of them matches it.
@@ -1095,7 +1197,12 @@ impl Walk<'_> {
 
     /// An anchored deny pattern whose literal part passes through a symlinked directory
     /// (`link/secret.txt`, `link/**` with `link` → `real`) names a real path the walk never
-    /// reaches under that name: mask the real path.
+    /// reaches under that name. It is resolved once, here: the real path is masked, the
+    /// directories between its tree and it are pinned, and the symlink on the way is bound
+    /// read-only over itself (a bind onto the link, opened without following it) with the
+    /// directories above it pinned — so the program can neither move the real path away nor
+    /// retarget the link for the next call. A spelling that runs into a symlink loop is noted in
+    /// [`Snapshot::link_loops`]: strict mode refuses the call, naming it.
     fn literal_through_symlinks(&self) {
         for rule in self.spec.deny.rules() {
             if matches!(rule.origin, Origin::Builtin(_)) || rule.pattern.starts_with("**") {
@@ -1111,23 +1218,89 @@ impl Walk<'_> {
             }
             for root in self.spec.roots {
                 let lexical = root.join(literal);
-                let Ok(real) = std::fs::canonicalize(&lexical) else { continue };
-                if real == lexical || !self.inside(&real) {
+                let links = links_on_the_way(root, Path::new(literal));
+                if links.is_empty() {
                     continue;
                 }
-                if let Ok(meta) = std::fs::metadata(&real) {
-                    let mut f = self.found();
-                    f.identities.push((real.clone(), (meta.dev(), meta.ino())));
-                    f.masks.push(Mask {
-                        path: real,
-                        kind: kind_of(&meta),
-                        pattern: rule.pattern.clone(),
-                        via_symlink: Some(lexical),
-                    });
+                let real = match crate::guard::path::resolve(&lexical, root) {
+                    Ok(real) => real,
+                    Err(e) => {
+                        self.found().link_loops.push(LinkLoop {
+                            path: lexical.clone(),
+                            pattern: rule.pattern.clone(),
+                            reason: e.to_string(),
+                        });
+                        continue;
+                    }
+                };
+                for link in &links {
+                    self.pin_between(root, link);
+                    self.protect(link, MaskKind::File, &rule.pattern, true);
                 }
+                let Some(tree) = self.tree_of(&real) else { continue };
+                self.pin_between(&tree, &real);
+                let Ok(meta) = std::fs::metadata(&real) else {
+                    continue;
+                };
+                let mut f = self.found();
+                f.identities.push((real.clone(), (meta.dev(), meta.ino())));
+                f.masks.push(Mask {
+                    path: real,
+                    kind: kind_of(&meta),
+                    pattern: rule.pattern.clone(),
+                    via_symlink: Some(lexical.clone()),
+                });
             }
         }
     }
+
+    /// The root or writable directory that contains `path`, the longest first.
+    fn tree_of(&self, path: &Path) -> Option<PathBuf> {
+        self.spec
+            .roots
+            .iter()
+            .chain(self.spec.inside)
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .cloned()
+    }
+
+    /// Pins every existing directory strictly between `tree` and `path`.
+    fn pin_between(&self, tree: &Path, path: &Path) {
+        let Ok(rel) = path.strip_prefix(tree) else { return };
+        let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) else { return };
+        let mut dir = tree.to_path_buf();
+        for comp in parent.components() {
+            dir.push(comp);
+            let Ok(meta) = std::fs::symlink_metadata(&dir) else { return };
+            if !meta.is_dir() {
+                return;
+            }
+            let mut f = self.found();
+            f.walk_pins.push(dir.clone());
+            f.identities.push((dir.clone(), (meta.dev(), meta.ino())));
+        }
+    }
+}
+
+/// The first symlink among the existing directories on the way to `root/rel` (below `root`;
+/// what follows it lies under its target). The last component is not looked at: a denied
+/// entry that is itself a symlink is the walk's (its target masked, the link stamped as denied).
+fn links_on_the_way(root: &Path, rel: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut at = root.to_path_buf();
+    for comp in rel.parent().into_iter().flat_map(Path::components) {
+        at.push(comp);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                out.push(at.clone());
+                break;
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    out
 }
 
 /// The directories between each root and the policy files inside it (`.agent` for
@@ -1212,6 +1385,25 @@ fn pins_for(roots: &[PathBuf], deny: &GlobRules, masks: &[Mask]) -> Vec<PathBuf>
 }
 
 impl Snapshot {
+    /// The masked regular files inside a repository's working tree (a `.env.example` git
+    /// tracks), each with the shape its stand-in copies: git compares a tracked file's stat
+    /// data, and an empty mask would show as modified. Elsewhere a mask stays the empty file,
+    /// which does not even give away the size.
+    pub fn stand_in_shapes(&self) -> BTreeMap<PathBuf, Shape> {
+        let work_trees: Vec<&Path> = self.git_dirs.iter().filter_map(|g| g.parent()).collect();
+        self.masks
+            .iter()
+            .filter(|m| m.kind == MaskKind::File && work_trees.iter().any(|w| m.path.starts_with(w)))
+            .filter_map(|m| {
+                let stamp = self.stamps.get(&m.path)?.stamp;
+                let meta = std::fs::symlink_metadata(&m.path).ok().filter(|meta| meta.is_file())?;
+                let shape =
+                    Shape { size: stamp.size, mtime_ns: stamp.mtime_ns, exec_bits: meta.mode() & 0o111 };
+                Some((m.path.clone(), shape))
+            })
+            .collect()
+    }
+
     /// The files whose values the output must never show: every denied entry (a directory or a
     /// special file is skipped by the reader) and the files inside denied directories.
     pub fn secret_files(&self) -> impl Iterator<Item = &Path> {
@@ -1300,6 +1492,7 @@ mod tests {
             hidden: &[],
             inside: &[],
             write_lists: Vec::new(),
+            read: None,
             covered_files: true,
             limits: WalkLimits::default(),
         }
@@ -1424,6 +1617,38 @@ mod tests {
         assert_eq!(rel(&root, &snap.masks), vec![("a".into(), MaskKind::Dir)]);
         let snap = scan_deny(&root, &rules(&["alias/b/ok.txt"]));
         assert_eq!(rel(&root, &snap.masks), vec![("a/b/ok.txt".into(), MaskKind::File)]);
+        // The real path cannot be moved away, nor the link retargeted.
+        assert!(
+            snap.pins.contains(&root.join("a")) && snap.pins.contains(&root.join("a/b")),
+            "{:?}",
+            snap.pins
+        );
+        assert!(
+            rel(&root, &snap.read_only).contains(&("alias".into(), MaskKind::File)),
+            "{:?}",
+            snap.read_only
+        );
+        assert_eq!(
+            snap.identities.get(&root.join("alias")),
+            Some(&identity_of(&root.join("alias")).unwrap())
+        );
+        assert!(snap.link_loops.is_empty());
+        // A link in a deeper directory pins the directories above it.
+        std::fs::create_dir_all(root.join("deep/er")).unwrap();
+        symlink(root.join("a"), root.join("deep/er/alias")).unwrap();
+        let snap = scan_deny(&root, &rules(&["deep/er/alias/b/ok.txt"]));
+        assert!(
+            snap.pins.contains(&root.join("deep")) && snap.pins.contains(&root.join("deep/er")),
+            "{:?}",
+            snap.pins
+        );
+        // A loop on the way is noted (strict mode refuses), naming the spelled path.
+        symlink(root.join("loop-b"), root.join("loop-a")).unwrap();
+        symlink(root.join("loop-a"), root.join("loop-b")).unwrap();
+        let snap = scan_deny(&root, &rules(&["loop-a/secret.key"]));
+        assert_eq!(snap.link_loops.len(), 1, "{:?}", snap.link_loops);
+        assert_eq!(snap.link_loops[0].path, root.join("loop-a/secret.key"));
+        assert!(snap.link_loops[0].reason.contains("symbolic links"), "{:?}", snap.link_loops);
     }
 
     #[test]
@@ -1485,8 +1710,9 @@ mod tests {
         let stamps: Vec<_> =
             s.stamps.iter().map(|(p, st)| (p, st.stamp, &st.pattern, st.write_protected)).collect();
         format!(
-            "masks {:?}\nread-only {:?}\npins {:?}\nlinks {:?}\nstamps {stamps:?}\ngit {:?}\ncovered {:?}\nwrites {:?}\nids {:?}\nbounded {:?}",
-            s.masks, s.read_only, s.pins, s.skipped_links, s.git_dirs, s.covered_files, s.write_matches, s.identities, s.bounded
+            "masks {:?}\nread-only {:?}\npins {:?}\nlinks {:?}\nstamps {stamps:?}\ngit {:?}\ncovered {:?}\nwrites {:?}\nreads {:?}\nids {:?}\nbounded {:?}",
+            s.masks, s.read_only, s.pins, s.skipped_links, s.git_dirs, s.covered_files, s.write_matches,
+            s.read_matches, s.identities, s.bounded
         )
     }
 
@@ -1508,8 +1734,9 @@ mod tests {
         let deny = rules(&["**/.env", "**/.env.*", "secrets/**", "infra/prod/**"]);
         let protect = builtin(&["**/.git/hooks", "**/.git/config"]);
         let write = rules(&["**/*.txt"]);
+        let read = rules(&["docs/**", "**/*.md"]);
         let roots = [root.clone()];
-        let spec = ScanSpec { write_lists: vec![&write], ..spec(&roots, &deny, &protect) };
+        let spec = ScanSpec { write_lists: vec![&write], read: Some(&read), ..spec(&roots, &deny, &protect) };
         // A tree written just now is not trusted: nothing of it is recorded yet.
         let (_, fresh) = scan_indexed(&spec, None).unwrap();
         assert!(fresh.is_none_or(|i| i.is_empty()), "directories changed within a clock tick were recorded");
@@ -1569,6 +1796,14 @@ mod tests {
             (
                 "a file granted by the write list",
                 Box::new(|| std::fs::write(root.join("a/new.txt"), "w").unwrap()),
+            ),
+            (
+                "a file the Read list matches",
+                Box::new(|| std::fs::write(root.join("a/b/notes.md"), "r").unwrap()),
+            ),
+            (
+                "a directory the Read list covers",
+                Box::new(|| std::fs::create_dir_all(root.join("docs/x/y")).unwrap()),
             ),
             (
                 "a denied directory made",

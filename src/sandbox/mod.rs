@@ -30,6 +30,7 @@ pub mod landlock;
 pub mod masks;
 pub mod plan;
 pub mod protect;
+pub mod reads;
 pub mod seccomp;
 pub mod spawn;
 pub mod sys;

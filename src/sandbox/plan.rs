@@ -29,6 +29,7 @@ use super::kernel::{KernelSupport, Layer, SCOPES_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
 use super::masks::{self, Mask, MaskKind, Snapshot};
 use super::protect;
+use super::reads::{self, ReadGrants};
 use super::seccomp::SocketPolicy;
 use super::sys;
 use super::view::{self, Source, ViewSpec, DEVICES, PRIVATE_TMPFS};
@@ -87,6 +88,8 @@ pub struct SandboxPlan {
     pub mounts: Option<view::View>,
     /// Read-write places inside read-only roots (`Write` globs, `ChangeEnvelope`).
     pub write_grants: Option<WriteGrants>,
+    /// The only places inside the roots the program may read (`Read` globs), as Landlock rules.
+    pub read_grants: Option<ReadGrants>,
     /// The directories walked for the snapshot (walked again after the call).
     pub scanned: Vec<PathBuf>,
     pub snapshot: Snapshot,
@@ -260,6 +263,14 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
                     .into(),
         },
     ];
+    if reads::restricted(policy) {
+        out.push(PromiseCheck {
+            promise: "reads inside the roots only where the Read globs allow",
+            layers: vec![landlock(1, "filesystem rules")],
+            without: "the Read globs for the program: it reads every file in the roots (the file tools still check them)"
+                .into(),
+        });
+    }
     match policy.sandbox.network {
         NetMode::None => out.push(PromiseCheck {
             promise: "network cut",
@@ -475,7 +486,13 @@ fn writable_host(policy: &Policy, mount_ns: bool) -> Vec<PathBuf> {
 /// What the walks of a sandboxed call cover: the roots, the writable host directories and the
 /// read-only directories (the same set `hullward filter` reads its protected files from).
 pub fn walked_dirs(policy: &Policy) -> Vec<PathBuf> {
-    let read_only = policy.sandbox.read_only_dirs.iter().filter(|d| d.is_dir()).cloned();
+    let read_only = policy
+        .sandbox
+        .read_only_dirs
+        .iter()
+        .cloned()
+        .chain(masks::walked_system(policy))
+        .filter(|d| d.is_dir());
     [policy.roots(), writable_host(policy, true)].into_iter().flatten().chain(read_only).collect()
 }
 
@@ -530,7 +547,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     };
     let home = mount_ns.then(|| child_home(policy));
     proxy_env.extend(home.iter().map(|h| ("HOME".to_string(), h.path.display().to_string())));
-    let env = if yolo {
+    let mut env = if yolo {
         ChildEnv {
             vars: call.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             ..Default::default()
@@ -559,8 +576,10 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
     let mut snapshot = masks::scan_policy(policy, &scanned)?;
     if !yolo {
-        add_read_only_masks(policy, read_only_dirs, &mut snapshot)?;
+        let read_only_trees = [read_only_dirs.clone(), masks::walked_system(policy)].concat();
+        add_read_only_masks(policy, &read_only_trees, &mut snapshot)?;
         missing.extend(unprotected_policy_files(policy, &scanned, mount_ns, &snapshot));
+        missing.extend(snapshot.link_loops.iter().map(unresolvable_deny));
         if policy.sandbox.strict && !missing.is_empty() {
             return Err(PlanError::StrictRefused(missing));
         }
@@ -570,6 +589,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     // read-write on top.
     let write_grants = (!yolo && !policy.sandbox.read_only && grants::restricted(policy))
         .then(|| grants::compute(policy, &roots, &snapshot));
+    let read_grants = (!yolo && reads::restricted(policy)).then(|| reads::compute(policy, &roots, &snapshot));
     let (read_write, read_only) = match (&write_grants, policy.sandbox.read_only) {
         (_, true) => (writable_host.clone(), roots.clone()),
         (Some(g), false) => {
@@ -594,11 +614,15 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         tmpfs_size: policy.sandbox.limits.memory_bytes.map_or_else(|| "50%".to_string(), |m| m.to_string()),
         files: view_files.clone(),
         masks: if use_masks { snapshot.masks.clone() } else { Vec::new() },
+        stand_ins: if use_masks { snapshot.stand_in_shapes() } else { Default::default() },
         read_only_binds: snapshot.read_only.clone(),
         pins: snapshot.pins.clone(),
         identities: snapshot.identities.clone(),
     });
     let mounts = view.as_ref().map(view::build).transpose()?;
+    if view.as_ref().is_some_and(|v| !v.stand_ins.is_empty()) {
+        view::stand_in_git_config(&mut env.vars);
+    }
 
     let landlock =
         (!yolo && kernel.landlock_abi > 0 && kernel.refuses(Layer::Landlock).is_none()).then(|| {
@@ -622,6 +646,9 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
             );
             rules.extend(read_write.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadWrite }));
             rules.extend(read_only.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec }));
+            if let Some(reads) = &read_grants {
+                reads.apply(&mut rules, &roots);
+            }
             let mut child_rules = Vec::new();
             if mount_ns {
                 child_rules.push(PathRule { path: "/".into(), grant: Grant::List });
@@ -695,6 +722,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         view,
         mounts,
         write_grants,
+        read_grants,
         scanned,
         snapshot,
         landlock,
@@ -744,7 +772,19 @@ fn unprotected_policy_files(
         .collect()
 }
 
-/// The deny masks inside the read-only directories (`--ro`, `ReadOnlyDirs`): their directories
+/// A deny path that runs into a symlink loop, as a promise no layer holds (see
+/// `masks::LinkLoop`).
+fn unresolvable_deny(l: &masks::LinkLoop) -> Missing {
+    Missing {
+        promise: "deny inside the roots".into(),
+        feature: format!("a mask for '{}' (deny rule '{}'): {}", l.path.display(), l.pattern, l.reason),
+        consequence: format!("whatever '{}' names is not masked", l.path.display()),
+        remedy: "remove the symlink loop, or spell the deny rule with the real path".into(),
+    }
+}
+
+/// The deny masks inside the read-only directories (`--ro`, `ReadOnlyDirs`, and the `System`
+/// entries of `masks::walked_system`): their directories
 /// are walked like the roots, and a read-only file is masked when a deny rule names it. Only the
 /// masks join the call's snapshot: nothing there can change during the call, so the walk after
 /// the call (which looks for what the call wrote) covers the writable trees alone.
@@ -920,6 +960,10 @@ impl SandboxPlan {
             "write_grants": self.write_grants.as_ref().map(|g| json!({
                 "dirs": g.dirs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
                 "files": g.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "notes": g.notes,
+            })),
+            "read_grants": self.read_grants.as_ref().map(|g| json!({
+                "places": g.places.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
                 "notes": g.notes,
             })),
             "masks": masks,

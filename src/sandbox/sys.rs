@@ -81,6 +81,9 @@ pub trait Sys {
     fn move_mount_onto(&self, fd: RawFd, target: RawFd) -> SysResult<()>;
     /// The `(st_dev, st_ino)` of the entry `fd` names.
     fn identity(&self, fd: RawFd) -> SysResult<(u64, u64)>;
+    /// Gives the file `fd` (open for writing) the size `size` — a hole, no blocks — and the
+    /// modification (and access) time `mtime` as (seconds, nanoseconds).
+    fn shape_file(&self, fd: RawFd, size: u64, mtime: (i64, i64)) -> SysResult<()>;
     fn mkdir(&self, path: &CStr, mode: u32) -> SysResult<()>;
     fn symlink(&self, target: &CStr, link: &CStr) -> SysResult<()>;
     fn rmdir(&self, path: &CStr) -> SysResult<()>;
@@ -466,6 +469,16 @@ impl Sys for RealSys {
         // SAFETY: `st` outlives the call and is the size `fstat` writes.
         check(unsafe { libc::fstat(fd, &mut st) })?;
         Ok((st.st_dev, st.st_ino))
+    }
+
+    fn shape_file(&self, fd: RawFd, size: u64, mtime: (i64, i64)) -> SysResult<()> {
+        let len = libc::off_t::try_from(size).map_err(|_| Errno(libc::EFBIG))?;
+        // SAFETY: plain ftruncate(2) on a descriptor; no memory is passed.
+        check(unsafe { libc::ftruncate(fd, len) })?;
+        let at = libc::timespec { tv_sec: mtime.0 as libc::time_t, tv_nsec: mtime.1 as libc::c_long };
+        let times = [at, at];
+        // SAFETY: `times` lives on this frame for the call and holds the two entries futimens reads.
+        check(unsafe { libc::futimens(fd, times.as_ptr()) })
     }
 
     fn mkdir(&self, path: &CStr, mode: u32) -> SysResult<()> {

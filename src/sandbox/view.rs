@@ -28,8 +28,8 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::child::MountOp;
-use super::masks::{Mask, MaskKind};
+use super::child::{MountOp, StandIn};
+use super::masks::{Mask, MaskKind, Shape};
 
 /// Where the new root is assembled; the host directory only serves as a mount point inside the
 /// child's private mount namespace.
@@ -91,6 +91,9 @@ pub struct ViewSpec {
     /// unless a `System` entry provides them.
     pub files: Vec<(PathBuf, Vec<u8>)>,
     pub masks: Vec<Mask>,
+    /// Masked files covered by a stand-in of their shape instead of the empty file (see
+    /// [`StandIn`]; `masks::Snapshot::stand_in_shapes`).
+    pub stand_ins: BTreeMap<PathBuf, Shape>,
     /// Entries bound read-only over themselves (write-protected inside a writable root).
     pub read_only_binds: Vec<Mask>,
     pub pins: Vec<PathBuf>,
@@ -113,6 +116,23 @@ pub enum ViewError {
     Nul(PathBuf),
     #[error("a sandbox root of '/' would grant the whole filesystem; choose a narrower root (or --yolo)")]
     WholeFilesystem,
+}
+
+/// What git in the child needs to find a tracked file under a stand-in unchanged: only the
+/// size and the whole seconds of the modification time compared (`core.checkStat=minimal`), not
+/// the change time (`core.trustctime=false`) — the stand-in is another inode on another device.
+/// Added after any `GIT_CONFIG_COUNT` entries passed through.
+pub fn stand_in_git_config(vars: &mut Vec<(String, String)>) {
+    let count = vars.iter().find(|(k, _)| k == "GIT_CONFIG_COUNT").and_then(|(_, v)| v.parse::<usize>().ok());
+    let first = count.unwrap_or(0);
+    vars.retain(|(k, _)| k != "GIT_CONFIG_COUNT");
+    for (i, (key, value)) in
+        [("core.checkStat", "minimal"), ("core.trustctime", "false")].into_iter().enumerate()
+    {
+        vars.push((format!("GIT_CONFIG_KEY_{}", first + i), key.to_string()));
+        vars.push((format!("GIT_CONFIG_VALUE_{}", first + i), value.to_string()));
+    }
+    vars.push(("GIT_CONFIG_COUNT".to_string(), (first + 2).to_string()));
 }
 
 fn c(path: &Path) -> Result<CString, ViewError> {
@@ -389,15 +409,34 @@ fn masks(b: &mut Builder, spec: &ViewSpec, slot: usize) -> Result<(), ViewError>
     }
     let at = c(&staged(Path::new(MASK_SOURCE)))?;
     b.ops.push(MountOp::Mkdir { path: at.clone(), mode: 0o700 });
-    b.ops.push(MountOp::MaskSource { slot, at: at.clone() });
+    // One stand-in per distinct shape, named s0, s1, … in the source.
+    let mut shapes: BTreeMap<Shape, CString> = BTreeMap::new();
+    for shape in spec.stand_ins.values() {
+        let n = shapes.len();
+        shapes.entry(*shape).or_insert_with(|| CString::new(format!("s{n}")).expect("no NUL"));
+    }
+    let stand_ins = shapes
+        .iter()
+        .map(|(shape, name)| StandIn {
+            name: name.clone(),
+            size: shape.size,
+            mtime: (
+                i64::try_from(shape.mtime_ns.div_euclid(1_000_000_000)).unwrap_or(0),
+                i64::try_from(shape.mtime_ns.rem_euclid(1_000_000_000)).unwrap_or(0),
+            ),
+            mode: shape.exec_bits,
+        })
+        .collect();
+    b.ops.push(MountOp::MaskSource { slot, at: at.clone(), stand_ins });
     for m in masks {
-        let name = match m.kind {
-            MaskKind::File => "file",
-            MaskKind::Dir => "dir",
+        let name = match (m.kind, spec.stand_ins.get(&m.path)) {
+            (MaskKind::File, Some(shape)) => shapes[shape].clone(),
+            (MaskKind::File, None) => CString::new("file").expect("static"),
+            (MaskKind::Dir, _) => CString::new("dir").expect("static"),
         };
         b.ops.push(MountOp::Mask {
             slot,
-            name: CString::new(name).expect("static"),
+            name,
             target: c(&staged(&m.path))?,
             expect: spec.identities.get(&m.path).copied(),
         });
@@ -469,6 +508,7 @@ mod tests {
                 pattern: "**/.env".into(),
                 via_symlink: None,
             }],
+            stand_ins: BTreeMap::new(),
             read_only_binds: vec![],
             pins: vec!["/tmp/work/proj/infra".into()],
             identities: BTreeMap::new(),
@@ -539,6 +579,43 @@ mod tests {
             })
             .count();
         assert_eq!(ro_clones, 3, "{n:#?}");
+    }
+
+    #[test]
+    fn masked_files_of_one_shape_share_a_stand_in_and_git_compares_only_size_and_mtime() {
+        let mut s = spec();
+        let shape = Shape { size: 30, mtime_ns: 1_700_000_000_250_000_000, exec_bits: 0 };
+        for name in [".env.example", ".env.test"] {
+            let path = PathBuf::from("/tmp/work/proj").join(name);
+            s.masks.push(Mask {
+                path: path.clone(),
+                kind: MaskKind::File,
+                pattern: "**/.env.*".into(),
+                via_symlink: None,
+            });
+            s.stand_ins.insert(path, shape);
+        }
+        let v = build(&s).unwrap();
+        let n = names(&v);
+        assert!(n.contains(&"mask #4 file /tmp/tmp/work/proj/.env".to_string()), "{n:#?}");
+        assert!(n.contains(&"mask #4 s0 /tmp/tmp/work/proj/.env.example".to_string()), "{n:#?}");
+        assert!(n.contains(&"mask #4 s0 /tmp/tmp/work/proj/.env.test".to_string()), "{n:#?}");
+        let stand_ins = v.ops.iter().find_map(|op| match op {
+            MountOp::MaskSource { stand_ins, .. } => Some(stand_ins.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            stand_ins.unwrap(),
+            vec![StandIn { name: c"s0".into(), size: 30, mtime: (1_700_000_000, 250_000_000), mode: 0 }]
+        );
+        let mut vars = vec![("GIT_CONFIG_COUNT".to_string(), "1".to_string())];
+        stand_in_git_config(&mut vars);
+        assert!(vars.contains(&("GIT_CONFIG_KEY_1".into(), "core.checkStat".into())), "{vars:?}");
+        assert!(vars.contains(&("GIT_CONFIG_VALUE_2".into(), "false".into())), "{vars:?}");
+        assert_eq!(
+            vars.iter().filter(|(k, _)| k == "GIT_CONFIG_COUNT").collect::<Vec<_>>(),
+            [&("GIT_CONFIG_COUNT".to_string(), "3".to_string())]
+        );
     }
 
     #[test]

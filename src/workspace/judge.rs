@@ -133,6 +133,7 @@ impl Protected {
             hidden: &[],
             inside: &[],
             write_lists: Vec::new(),
+            read: None,
             covered_files: false,
             limits: WalkLimits::default(),
         };
