@@ -175,7 +175,7 @@ fn cancel_kills_the_tree_and_a_timeout_ends_the_call() {
     let server = Server::start(&["--unattended-policy", "allow"]);
     let mut c = server.session(false);
     let marker = format!("hw-cancel-{}", std::process::id());
-    c.send(json!({"id": "long", "method": "shell_run", "command": format!("echo started; (sleep 300; echo {marker}) & sleep 300")}));
+    c.send(json!({"id": "long", "method": "shell_run", "command": format!("echo started; (sleep 317; echo {marker}) & sleep 317")}));
     assert_eq!(c.next_for(&json!("long"))["event"], "start");
     let first = c.next_for(&json!("long"));
     assert_eq!(first["data"], "started\n", "{first}");
@@ -186,7 +186,8 @@ fn cancel_kills_the_tree_and_a_timeout_ends_the_call() {
     let exit = c.call_events(&json!("long")).pop().unwrap();
     assert_eq!((exit["code"].as_i64(), exit["reason"].as_str()), (Some(130), Some("cancelled")), "{exit}");
     assert_eq!(c.next_for(&json!("x"))["event"], "result");
-    let left = Command::new("pgrep").arg("-f").arg("sleep 300").output().unwrap();
+    // A duration no other test (nor anything else on the machine, usually) sleeps for.
+    let left = Command::new("pgrep").arg("-x").arg("-f").arg("sleep 317").output().unwrap();
     assert!(left.stdout.is_empty(), "processes left: {}", String::from_utf8_lossy(&left.stdout));
 
     c.send(json!({"id": "y", "method": "cancel", "target_id": "long"}));
