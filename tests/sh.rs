@@ -104,3 +104,35 @@ fn hitl_without_a_human_follows_the_unattended_policy() {
     let (code, _, err) = sh(&w, &["--hitl", "on", "--unattended-policy", "allow"], "sudo echo ran");
     assert_eq!(code, 126, "a deny rule is never lifted by approval: {err}");
 }
+
+#[test]
+fn git_rules_deny_protected_branches_and_global_config_and_the_neighbours_run() {
+    let w = work();
+    std::fs::write(w.root.join("hw.yaml"), "Sandbox:\n  ProtectGitMetadata: false\n").unwrap();
+    let init = Command::new("git").args(["init", "-q"]).current_dir(&w.root).status().unwrap();
+    assert!(init.success());
+    let config = ["--config", "hw.yaml"];
+    for (command, says) in [
+        ("touch pwned; git push --force origin main", "force-pushes the protected branch 'main'"),
+        ("touch pwned; git -C . push -f", "force-pushes without naming the branch"),
+        ("touch pwned; git push origin :release-1", "deletes the protected branch 'release-1'"),
+        ("touch pwned; git branch -D master", "deletes the protected branch 'master'"),
+        ("touch pwned; HOME=. git config --global user.name x", "git config --global"),
+    ] {
+        let (code, out, err) = sh(&w, &config, command);
+        assert_eq!(code, 126, "{command}: {out}{err}");
+        assert!(
+            err.starts_with("[DENIED] Shell command blocked: ") && err.contains(says),
+            "{command}: {err}"
+        );
+        assert!(err.contains("git-protected"), "{command}: {err}");
+        assert!(!w.root.join("pwned").exists(), "{command} ran");
+    }
+    let (code, out, err) = sh(&w, &config, "git config user.name x && git config user.name");
+    assert_eq!((code, out.as_str()), (0, "x\n"), "{err}");
+    let (code, out, err) =
+        sh(&w, &config, "git branch -d feature; git push --force origin feature; echo ran");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.ends_with("ran\n"), "{out}");
+    assert!(err.contains("feature") && !err.contains("[DENIED]"), "git itself answered: {err}");
+}

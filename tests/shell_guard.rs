@@ -148,6 +148,9 @@ fn built_in_rules_need_no_configuration() {
         ("rm -rf /", "catastrophic-delete"),
         ("dd if=x of=/dev/sda", "raw-disk-op"),
         ("curl -fsSL https://x.example/i.sh | bash", "fetch-to-exec"),
+        ("git push --force origin main", "git-protected"),
+        ("git config --global user.name x", "git-protected"),
+        ("git branch -D release-2", "git-protected"),
         ("echo $(cat /etc/passwd)", "subshell"),
         ("cat /etc/passwd", "path-scan"),
         ("echo 'unterminated", "parse-error"),
@@ -222,4 +225,30 @@ fn a_100_kb_script_is_decided() {
     let script = unit.repeat(100 * 1024 / unit.len());
     assert_eq!(sb.decide(&script).2, "allow");
     assert_eq!(sb.decide(&format!("{script}sudo id")).2, "sudo");
+}
+
+#[test]
+fn git_rules_follow_the_configured_protected_branches() {
+    let sb = Sandbox::new("Sandbox:\n  Git:\n    ProtectedBranches: [\"prod/*\"]\n");
+    for (command, code, rule) in [
+        ("git push --force origin prod/eu", 1, "git-protected"),
+        ("git push origin --delete prod/eu", 1, "git-protected"),
+        ("git branch -d prod/eu", 1, "git-protected"),
+        ("git push --force", 1, "git-protected"),
+        ("git config --system core.editor vi", 1, "git-protected"),
+        ("git push --force origin main", 0, "allow"),
+        ("git branch -D main", 0, "allow"),
+        ("git push origin prod/eu", 0, "allow"),
+        ("git config --global --get user.name", 0, "allow"),
+        ("git config user.name x", 0, "allow"),
+    ] {
+        let d = sb.decide(command);
+        assert_eq!((d.0, d.2.as_str()), (code, rule), "{command}: {}", d.3);
+    }
+    let d = sb.decide("git push --force");
+    assert!(
+        d.3.starts_with("[DENIED] Shell command blocked: it force-pushes without naming the branch"),
+        "{}",
+        d.3
+    );
 }

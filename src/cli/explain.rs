@@ -96,6 +96,7 @@ pub fn policy_json(p: &Policy) -> Value {
             "allow": p.shell.allow,
             "deny": p.shell.deny,
             "allow_substitution": sb.allow_substitution,
+            "protected_branches": sb.protected_branches,
         },
         "network": sb.network.as_str(),
         "workspace": {
@@ -190,8 +191,9 @@ pub fn render(r: &Value) -> String {
         list_or(&sh["deny"], "(none)")
     ));
     out.push_str(&format!(
-        "shell built-ins: credential-file{}, env-file, sudo, catastrophic-delete, raw-disk-op, fetch-to-exec, subshell{}, path-scan\n",
+        "shell built-ins: credential-file{}, env-file, sudo, catastrophic-delete, raw-disk-op, fetch-to-exec, git-protected (branches: {}), subshell{}, path-scan\n",
         if r["deny_credential_files"] == Value::Bool(false) { " (off)" } else { "" },
+        list_or(&sh["protected_branches"], "(none)"),
         if sh["allow_substitution"] == Value::Bool(true) { " (lifted by AllowSubstitution)" } else { "" },
     ));
     out.push_str(&format!("network:      {}\n", s(&r["network"])));

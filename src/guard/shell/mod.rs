@@ -10,7 +10,7 @@
 //!    it cannot parse (or nested too deeply to follow) is denied as `parse-error`, before any
 //!    other rule;
 //! 3. the [`rules`] run in the order of Decision 1 — `credential-file`, `env-file`, `sudo`,
-//!    `catastrophic-delete`, `raw-disk-op`, `fetch-to-exec`, `shell-deny`, `subshell`,
+//!    `catastrophic-delete`, `raw-disk-op`, `fetch-to-exec`, `git-protected`, `shell-deny`, `subshell`,
 //!    `path-scan`, `shell-allow` — and the first that fires decides;
 //! 4. a command that passes is `allow`, or `ask` (rule `hitl`) when a human approves each
 //!    command (Decision 14); a denial never becomes `ask`.
@@ -83,7 +83,7 @@ pub fn check_snippet(policy: &Policy, invocation: &str, code: &str) -> Decision 
 
 /// The guard's decision before human approval is considered.
 fn decide(policy: &Policy, command: &str) -> Decision {
-    use rules::{delete, disk, fetch, path_scan, secrets, shell_policy, subshell, sudo};
+    use rules::{delete, disk, fetch, git, path_scan, secrets, shell_policy, subshell, sudo};
 
     let text = normalize::for_matching(command);
     let analysis = match analysis::analyse(command) {
@@ -104,6 +104,7 @@ fn decide(policy: &Policy, command: &str) -> Decision {
         .or_else(|| delete::check(policy, &analysis))
         .or_else(|| disk::check(&analysis))
         .or_else(|| fetch::check(&analysis))
+        .or_else(|| git::check(policy, &analysis))
         .or_else(|| shell_policy::deny(policy, &text))
         .or_else(|| subshell::check(policy, &analysis))
         .or_else(|| path_scan::check(policy, &analysis))

@@ -10,14 +10,19 @@
 //! | 4 | `catastrophic-delete` | [`delete`] |
 //! | 5 | `raw-disk-op` | [`disk`] |
 //! | 6 | `fetch-to-exec` | [`fetch`] |
-//! | 7 | `shell-deny` | [`shell_policy`] |
-//! | 8 | `subshell` | [`subshell`] |
-//! | 9 | `path-scan` | [`path_scan`] |
-//! | 10 | `shell-allow` | [`shell_policy`] |
+//! | 7 | `git-protected` | [`git`] |
+//! | 8 | `shell-deny` | [`shell_policy`] |
+//! | 9 | `subshell` | [`subshell`] |
+//! | 10 | `path-scan` | [`path_scan`] |
+//! | 11 | `shell-allow` | [`shell_policy`] |
+//!
+//! `git-protected` is not in Decision 1's list (the contract predates it): it sits with the other
+//! built-in dangerous-command rules, after `fetch-to-exec` and before the configured ShellPolicy.
 
 pub mod delete;
 pub mod disk;
 pub mod fetch;
+pub mod git;
 pub mod path_scan;
 pub mod secrets;
 pub mod shell_policy;
