@@ -30,21 +30,7 @@ hyperfine -N -w 3 -r "$runs" \
 
 cbuild=$work/cbuild
 mkdir -p "$cbuild"
-python3 - "$cbuild" <<'PY'
-import sys
-root = sys.argv[1]
-for i in range(200):
-    with open(f"{root}/f{i}.c", "w") as f:
-        f.write("#include <stdio.h>\n#include <string.h>\n#include <stdlib.h>\n")
-        f.write(f"int f{i}(const char *s) {{ char b[64]; strncpy(b, s, 63); b[63] = 0; "
-                f"return (int)strlen(b) * {i} + atoi(s); }}\n")
-with open(f"{root}/main.c", "w") as f:
-    f.write("int main(void) { return 0; }\n")
-objs = " ".join(f"f{i}.o" for i in range(200))
-with open(f"{root}/Makefile", "w") as f:
-    f.write(f"prog: main.o {objs}\n\tcc -o $@ $^\n%.o: %.c\n\tcc -O1 -c -o $@ $<\n"
-            "clean:\n\trm -f *.o prog\n")
-PY
+make_c_project "$cbuild"
 echo "== make -j2 of 200 C files (from clean): direct vs overlay (with the apply)"
 hyperfine -N -w 1 -r "$((runs < 3 ? runs : 3))" \
   -p "make -s -C $cbuild clean" \
