@@ -48,7 +48,8 @@ fn what_changes_between_two_calls_is_protected_in_the_second() {
     settle();
     sb.sh("cat src/deep/x/readme.md").expect_code(0);
     if indexed_filesystem(&sb) {
-        assert_eq!(index_files(&sb), 1, "the first call recorded no index");
+        // One index per walk: the roots, and the read-only and System trees walked apart.
+        assert!(index_files(&sb) >= 1, "the first call recorded no index");
     }
 
     type Case<'a> = (&'a str, &'a str, Box<dyn Fn() + 'a>);
