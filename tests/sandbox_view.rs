@@ -486,7 +486,7 @@ fn check_and_run_agree_that_the_hosts_tmp_run_and_shm_are_not_the_programs() {
 /// Landlock no layer holds the promise: strict mode refuses.
 #[test]
 fn read_globs_bind_the_program_as_they_bind_check_path() {
-    let sb = Sandbox::new();
+    let sb = Sandbox::outside_private_dirs();
     sb.write("src/main.rs", "fn main() {} // HW-SRC-OK\n");
     sb.write("notes/plan.md", "HW-NOTES-MD-OK\n");
     sb.write("private/data.txt", "HW-READ-DENIED-8812\n");
@@ -649,4 +649,33 @@ fn deny_rules_apply_inside_system_dirs_for_run_as_for_check() {
         let v: serde_json::Value = serde_json::from_str(&c.stdout).unwrap_or_else(|e| panic!("{e}\n{c}"));
         assert_eq!(v["verdict"], verdict, "{rel}: {v}");
     }
+}
+
+#[test]
+fn read_globs_refuse_a_root_inside_a_tree_the_program_may_read_whole() {
+    // Landlock only adds rights: with HOME the root's parent, the call's private HOME is granted
+    // whole and would keep the root readable whatever the Read globs say.
+    let sb = Sandbox::outside_private_dirs();
+    sb.write("src/main.rs", "HW-SRC-OK\n");
+    sb.write("private/data.txt", "HW-READ-DENIED-4471\n");
+    let run = |flags: &[&str], home: &Path| {
+        let mut cmd = sb.run_cmd(
+            &[&["--read", "src/**"], flags].concat(),
+            &["sh", "-c", "cat private/data.txt; cat src/main.rs"],
+        );
+        cmd.env("HOME", home);
+        support::output(&mut cmd)
+    };
+    let refused = run(&[], &sb.base);
+    refused.expect_code(3);
+    assert!(refused.stderr.contains("reads inside the roots only where the Read globs allow"), "{refused}");
+    assert!(refused.stderr.contains(&format!("it lies inside '{}'", sb.base.display())), "{refused}");
+    assert!(!refused.all().contains("HW-READ-DENIED"), "{refused}");
+    let weaker = run(&["--no-strict"], &sb.base);
+    weaker.expect_code(0);
+    assert!(weaker.stderr.contains("--no-strict: running without Landlock rules on the root"), "{weaker}");
+    // The neighbour: HOME elsewhere, the same globs hold.
+    let held = run(&[], &sb.home);
+    held.expect_code(0);
+    assert!(held.stdout.contains("HW-SRC-OK") && !held.stdout.contains("HW-READ-DENIED"), "{held}");
 }

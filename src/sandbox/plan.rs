@@ -692,6 +692,15 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         split_dirs = split.split_dirs;
     }
 
+    if let (Some(_), Some(l)) = (&read_grants, &landlock) {
+        if let Some(m) = reads_shadowed(l, &roots) {
+            if policy.sandbox.strict {
+                return Err(PlanError::StrictRefused(vec![m]));
+            }
+            missing.push(m);
+        }
+    }
+
     let seccomp = (!yolo && kernel.seccomp).then_some(match (policy.sandbox.network, net) {
         (_, NetPlan::Proxy { .. }) => SocketPolicy::UnixAndTcp,
         (NetMode::Host, _) => SocketPolicy::Any,
@@ -774,6 +783,29 @@ fn unprotected_policy_files(
 
 /// A deny path that runs into a symlink loop, as a promise no layer holds (see
 /// `masks::LinkLoop`).
+/// Landlock only adds rights: a root below a tree the program may read as a whole (the private
+/// `/tmp` of a checkout under `/tmp`, a Writable or `--ro` directory holding it) keeps that
+/// tree's reading whatever the `Read` globs take away on the root itself, so the promise has no
+/// layer there.
+fn reads_shadowed(landlock: &LandlockPlan, roots: &[PathBuf]) -> Option<Missing> {
+    let reads = |g: Grant| matches!(g, Grant::ReadExec | Grant::Read | Grant::ReadWrite);
+    let rules = landlock.rules.iter().chain(&landlock.child_rules);
+    let (root, tree) = rules.filter(|r| reads(r.grant)).find_map(|r| {
+        roots.iter().find(|root| root.starts_with(&r.path) && **root != r.path).map(|root| (root, &r.path))
+    })?;
+    Some(Missing {
+        promise: "reads inside the roots only where the Read globs allow".into(),
+        feature: format!(
+            "Landlock rules on the root '{}' (it lies inside '{}', which the program may read as a whole)",
+            root.display(),
+            tree.display()
+        ),
+        consequence: "the Read globs for the program: it reads every file in the roots (the file tools still check them)"
+            .into(),
+        remedy: format!("put the root outside '{}', or leave the Read globs out", tree.display()),
+    })
+}
+
 fn unresolvable_deny(l: &masks::LinkLoop) -> Missing {
     Missing {
         promise: "deny inside the roots".into(),

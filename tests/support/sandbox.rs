@@ -162,6 +162,16 @@ impl Sandbox {
         Sandbox::in_dir(&parent)
     }
 
+    /// A scratch area that lies in none of the directories a call gets private ones of (`/tmp`,
+    /// `/run`, `/dev/shm`), wherever the checkout is: under `CARGO_TARGET_TMPDIR`, or
+    /// `/var/tmp` when that is below one of them.
+    pub fn outside_private_dirs() -> Sandbox {
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let private = ["/tmp", "/run", "/dev/shm"].iter().any(|d| target.starts_with(d));
+        let parent = if private { PathBuf::from("/var/tmp/hullward-tests") } else { target.join("sandbox") };
+        Sandbox::in_dir(&parent)
+    }
+
     /// A scratch area under `parent` (e.g. the host's `/tmp`).
     pub fn in_dir(parent: &Path) -> Sandbox {
         std::fs::create_dir_all(parent).unwrap();
