@@ -265,10 +265,9 @@ pub fn promises(policy: &Policy, kernel: &KernelSupport) -> Vec<PromiseCheck> {
     ];
     if reads::restricted(policy) {
         out.push(PromiseCheck {
-            promise: "reads inside the roots only where the Read globs allow",
+            promise: READ_PROMISE,
             layers: vec![landlock(1, "filesystem rules")],
-            without: "the Read globs for the program: it reads every file in the roots (the file tools still check them)"
-                .into(),
+            without: READ_WITHOUT.into(),
         });
     }
     match policy.sandbox.network {
@@ -783,25 +782,23 @@ fn unprotected_policy_files(
 
 /// A deny path that runs into a symlink loop, as a promise no layer holds (see
 /// `masks::LinkLoop`).
-/// Landlock only adds rights: a root below a tree the program may read as a whole (the private
-/// `/tmp` of a checkout under `/tmp`, a Writable or `--ro` directory holding it) keeps that
-/// tree's reading whatever the `Read` globs take away on the root itself, so the promise has no
-/// layer there.
+/// The promise of the `Read` globs, and what running without it means.
+const READ_PROMISE: &str = "reads inside the roots only where the Read globs allow";
+const READ_WITHOUT: &str =
+    "the Read globs for the program: it reads every file in the roots (the file tools still check them)";
+
+/// The Read promise has no layer when a root lies inside a tree the program may read whole
+/// ([`reads::shadowing_tree`]).
 fn reads_shadowed(landlock: &LandlockPlan, roots: &[PathBuf]) -> Option<Missing> {
-    let reads = |g: Grant| matches!(g, Grant::ReadExec | Grant::Read | Grant::ReadWrite);
-    let rules = landlock.rules.iter().chain(&landlock.child_rules);
-    let (root, tree) = rules.filter(|r| reads(r.grant)).find_map(|r| {
-        roots.iter().find(|root| root.starts_with(&r.path) && **root != r.path).map(|root| (root, &r.path))
-    })?;
+    let (root, tree) = reads::shadowing_tree(landlock.rules.iter().chain(&landlock.child_rules), roots)?;
     Some(Missing {
-        promise: "reads inside the roots only where the Read globs allow".into(),
+        promise: READ_PROMISE.into(),
         feature: format!(
             "Landlock rules on the root '{}' (it lies inside '{}', which the program may read as a whole)",
             root.display(),
             tree.display()
         ),
-        consequence: "the Read globs for the program: it reads every file in the roots (the file tools still check them)"
-            .into(),
+        consequence: READ_WITHOUT.into(),
         remedy: format!("put the root outside '{}', or leave the Read globs out", tree.display()),
     })
 }

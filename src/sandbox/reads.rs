@@ -37,6 +37,21 @@ pub struct ReadGrants {
     pub notes: Vec<String>,
 }
 
+/// The first root that lies strictly inside a tree one of `rules` lets the program read, and that
+/// tree. Landlock only adds rights down the tree, so such a root stays readable however its own
+/// rules are narrowed: the private `/tmp` of a checkout under `/tmp`, a private HOME holding the
+/// project, a Writable or `--ro` parent.
+pub fn shadowing_tree<'a>(
+    rules: impl Iterator<Item = &'a PathRule>,
+    roots: &'a [PathBuf],
+) -> Option<(&'a Path, &'a Path)> {
+    let reads = |g: Grant| matches!(g, Grant::ReadExec | Grant::Read | Grant::ReadWrite);
+    rules.filter(|r| reads(r.grant)).find_map(|r| {
+        let root = roots.iter().find(|root| root.starts_with(&r.path) && **root != r.path)?;
+        Some((root.as_path(), r.path.as_path()))
+    })
+}
+
 /// Whether the policy restricts reading inside the roots at all.
 pub fn restricted(policy: &Policy) -> bool {
     !policy.read.is_empty()
