@@ -24,7 +24,7 @@ use std::str::FromStr;
 use super::Decision;
 use crate::policy::globs::match_key;
 use crate::policy::{GlobRule, Origin, Policy};
-use crate::sandbox::masks::walked_system;
+use crate::sandbox::masks::{package_managed, walked_system};
 use crate::sandbox::view::PRIVATE_TMPFS;
 
 /// A file operation.
@@ -155,11 +155,15 @@ fn shown(policy: &Policy, path: &Path) -> String {
 
 /// The deny rule covering `path`, if any. Patterns are relative to the root containing the path,
 /// else to the read-only directory or walked `System` directory containing it (the masks are
-/// laid out the same way), else to `/`.
+/// laid out the same way), else to `/` — but not inside a package-managed tree outside those
+/// (`/usr` but `/usr/local`, `/nix`, `/snap`), where `run` applies no deny glob either.
 pub fn deny_match<'p>(policy: &'p Policy, path: &Path) -> Option<&'p GlobRule> {
     let mut bases = policy.roots();
     let read_only = policy.sandbox.read_only_dirs.iter().cloned().chain(walked_system(policy));
     bases.extend(read_only.filter(|d| d.is_dir()));
+    if package_managed(path) && !bases.iter().any(|b| path.starts_with(b)) {
+        return None;
+    }
     policy.deny.match_covering(match_key(path, &bases))
 }
 

@@ -287,26 +287,41 @@ pub struct ScanSpec<'a> {
     pub limits: WalkLimits,
 }
 
-/// `System` trees the deny rules are not applied in by the walk: the distribution's own files
-/// (package-managed, holding no project's secrets, and too large to walk for every call —
-/// `/usr` alone has 100k entries and more). `check path` still denies a deny match there.
+/// `System` trees the deny rules are not applied in, by the walk nor by `check path`: the
+/// distribution's own files (package-managed, holding public content and no project's secrets,
+/// and too large to walk for every call — `/usr` alone has 100k entries and more). Inside them,
+/// [`SYSTEM_WALKED_INSIDE`] is walked all the same.
 pub const SYSTEM_UNWALKED: &[&str] = &["/usr", "/nix", "/snap"];
 
+/// The part of [`SYSTEM_UNWALKED`] that the administrator, not a package manager, fills: a
+/// `/usr/local/etc/app/.env` is masked for `run` as `check path` denies it.
+pub const SYSTEM_WALKED_INSIDE: &[&str] = &["/usr/local"];
+
+/// Whether `path` lies in a package-managed tree, where deny globs are not applied.
+pub fn package_managed(path: &Path) -> bool {
+    SYSTEM_UNWALKED.iter().any(|u| path.starts_with(u))
+        && !SYSTEM_WALKED_INSIDE.iter().any(|w| path.starts_with(w))
+}
+
 /// The `System` entries the deny rules are applied in like the roots (`/opt/app/.env` is masked
-/// as `check path` denies it): all but [`SYSTEM_UNWALKED`], and but those that hold a root or a
-/// host-writable directory (walked as such already) or lie inside one.
+/// as `check path` denies it): all but the [`package_managed`] ones, plus each
+/// [`SYSTEM_WALKED_INSIDE`] tree a package-managed entry holds, and but those that hold a root or
+/// a host-writable directory (walked as such already) or lie inside one.
 pub fn walked_system(policy: &Policy) -> Vec<PathBuf> {
     let private = |w: &PathBuf| super::view::PRIVATE_TMPFS.iter().any(|(d, _)| w == Path::new(d));
     let writable = policy.sandbox.writable.iter().filter(|w| !private(w)).cloned();
     let trees: Vec<PathBuf> = policy.roots().into_iter().chain(writable).collect();
-    policy
-        .sandbox
-        .system
+    let system = &policy.sandbox.system;
+    let inside = SYSTEM_WALKED_INSIDE
         .iter()
-        .filter(|s| !SYSTEM_UNWALKED.iter().any(|u| s.starts_with(u)))
-        .filter(|s| !trees.iter().any(|t| s.starts_with(t) || t.starts_with(s)))
-        .cloned()
-        .collect()
+        .map(PathBuf::from)
+        .filter(|w| system.iter().any(|s| package_managed(s) && w.starts_with(s)) && w.is_dir());
+    let mut walked: Vec<PathBuf> =
+        system.iter().filter(|s| !package_managed(s)).cloned().chain(inside).collect();
+    walked.sort();
+    walked.dedup();
+    walked.retain(|s| !trees.iter().any(|t| s.starts_with(t) || t.starts_with(s)));
+    walked
 }
 
 /// The walk a policy asks for, over `roots`, replaying what the index under the state directory
