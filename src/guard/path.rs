@@ -24,6 +24,7 @@ use std::str::FromStr;
 use super::Decision;
 use crate::policy::globs::match_key;
 use crate::policy::{GlobRule, Origin, Policy};
+use crate::sandbox::hardlinks;
 use crate::sandbox::masks::{package_managed, walked_system};
 use crate::sandbox::view::PRIVATE_TMPFS;
 
@@ -206,6 +207,17 @@ pub fn check(policy: &Policy, op: Op, path: &Path, cwd: &Path) -> Decision {
                 ),
             );
         }
+    }
+
+    if let Some(of) = hardlinks::denied_name(policy, &resolved) {
+        return Decision::deny(
+            deny_match(policy, &of).map_or("fs-deny", deny_rule_id),
+            format!(
+                "[DENIED] '{}': Path is blocked by a configured FileSystem deny rule (it is another name of '{}').",
+                shown(policy, &resolved),
+                shown(policy, &of)
+            ),
+        );
     }
 
     if op.mutates() {

@@ -23,6 +23,7 @@ pub mod enumerate;
 pub mod env;
 pub mod etc;
 pub mod grants;
+pub mod hardlinks;
 pub mod home;
 pub mod index;
 pub mod kernel;

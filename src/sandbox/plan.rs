@@ -24,6 +24,7 @@ use super::enumerate::{self, EnumerateError};
 use super::env::{self, ChildEnv};
 use super::etc;
 use super::grants::{self, WriteGrants};
+use super::hardlinks;
 use super::home::{self, Home};
 use super::kernel::{KernelSupport, Layer, SCOPES_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
@@ -577,6 +578,12 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     if !yolo {
         let read_only_trees = [read_only_dirs.clone(), masks::walked_system(policy)].concat();
         add_read_only_masks(policy, &read_only_trees, &mut snapshot)?;
+        let trees: Vec<PathBuf> =
+            scanned.iter().chain(read_only_trees.iter().filter(|d| d.is_dir())).cloned().collect();
+        match hardlinks::other_names(&snapshot, &trees, &masks::WalkLimits::default()) {
+            Ok(names) => hardlinks::add_masks(&mut snapshot, &names),
+            Err(e) => missing.push(unsearched_links(&e)),
+        }
         missing.extend(unprotected_policy_files(policy, &scanned, mount_ns, &snapshot));
         missing.extend(snapshot.link_loops.iter().map(unresolvable_deny));
         if policy.sandbox.strict && !missing.is_empty() {
@@ -809,6 +816,20 @@ fn unresolvable_deny(l: &masks::LinkLoop) -> Missing {
         feature: format!("a mask for '{}' (deny rule '{}'): {}", l.path.display(), l.pattern, l.reason),
         consequence: format!("whatever '{}' names is not masked", l.path.display()),
         remedy: "remove the symlink loop, or spell the deny rule with the real path".into(),
+    }
+}
+
+fn unsearched_links(e: &hardlinks::SearchError) -> Missing {
+    Missing {
+        promise: "deny inside the roots".into(),
+        feature: format!("masks for every name of '{}': {e}", e.file.display()),
+        consequence: format!("another hard link of '{}' may show its content", e.file.display()),
+        remedy: format!(
+            "remove the other hard links of '{}' (`find {} -samefile {}` lists them)",
+            e.file.display(),
+            e.tree.display(),
+            e.file.display()
+        ),
     }
 }
 
