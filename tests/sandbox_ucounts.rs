@@ -265,3 +265,16 @@ fn the_child_queues_signals_and_opens_a_fanotify_group_normally() {
         assert!(out.has_line("OK fanotify"), "{out}");
     }
 }
+
+#[test]
+fn explain_and_doctor_say_where_the_counters_are_charged() {
+    let sb = Sandbox::new();
+    let explain = support::output(sb.hullward().args(["explain", "--", "true"]));
+    explain.expect_code(0);
+    assert!(explain.stdout.contains("counters:     inotify and fanotify: at most half"), "{explain}");
+    let yolo = support::output(sb.hullward().args(["explain", "--yolo", "--", "true"]));
+    assert!(yolo.stdout.contains("inotify and fanotify: shared with the caller's user"), "{yolo}");
+    let doctor = support::output(sb.hullward().args(["doctor", "--json"]));
+    let report: serde_json::Value = serde_json::from_str(&doctor.stdout).unwrap();
+    assert!(report["counters"].as_str().unwrap().contains("at most half"), "{doctor}");
+}

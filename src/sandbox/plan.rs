@@ -982,6 +982,7 @@ impl SandboxPlan {
                 NetPlan::Host => json!({"mode": "host", "namespace": "host"}),
             },
             "mode": if self.yolo { "none" } else if self.mount_ns { "namespaces" } else { "landlock-only" },
+            "counters": super::spawn::counters_note(self),
             "namespaces": {
                 "mount": self.mount_ns,
                 "user": self.user_ns,

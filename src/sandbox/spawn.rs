@@ -132,12 +132,12 @@ pub fn counters_userns(plan: &SandboxPlan) -> Result<Option<RawFd>, String> {
 /// One line for `explain` and `doctor`: where the child's per-user kernel counters are charged.
 pub fn counters_note(plan: &SandboxPlan) -> String {
     match counters_userns(plan) {
-        Ok(_) => "per-user kernel counters (inotify, fanotify): the child's user namespace holds it to \
-                  half of the caller's limits"
+        Ok(_) => "inotify and fanotify: at most half of the caller's per-user limits (a user namespace \
+                  of the child's holds them)"
             .into(),
         Err(why) => format!(
-            "per-user kernel counters (inotify, fanotify): shared with the caller's user ({why}): the \
-             child can take all of them while it runs"
+            "inotify and fanotify: shared with the caller's user ({why}): the child can take all of \
+             them while it runs"
         ),
     }
 }
