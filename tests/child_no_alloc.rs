@@ -133,6 +133,9 @@ impl Sys for Inert {
     fn setrlimit(&self, _: u32, _: u64, _: u64) -> SysResult<()> {
         Ok(())
     }
+    fn setns(&self, _: RawFd, _: i32) -> SysResult<()> {
+        Ok(())
+    }
     fn landlock_add_path_rule(&self, _: RawFd, _: RawFd, _: u64) -> SysResult<()> {
         Ok(())
     }
@@ -205,6 +208,7 @@ fn the_child_sequence_does_not_allocate() {
         unshare_flags: libc::CLONE_NEWNS | libc::CLONE_NEWNET,
         id_maps: vec![(c("/proc/self/uid_map"), b"0 0 1".to_vec())],
         ucount_limits: vec![(c("/proc/sys/user/max_inotify_instances"), b"64".to_vec())],
+        join_userns: Some(13),
         userns_at_clone: false,
         parent_death: true,
         init: true,

@@ -25,6 +25,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
     let mut kernel = KernelSupport::probe_env();
     let (probed, cgroup_error) = prove(&policy, &kernel);
     let notes = probed.as_ref().map(|p| p.notes.clone()).unwrap_or_default();
+    let counters = probed.as_ref().map(crate::sandbox::spawn::counters_note);
     if let Some(p) = probed {
         kernel.refused = p.kernel.refused;
     }
@@ -65,6 +66,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
             "masks": ns_ok && kernel.refuses(Layer::Masks).is_none(),
         },
         "apparmor_restricts_userns": kernel.apparmor_blocks_userns,
+        "counters": counters,
         "refused": kernel.refused.iter().map(|r| json!({"layer": format!("{:?}", r.layer), "cause": r.cause})).collect::<Vec<_>>(),
         "cgroup": {
             "v2": cg.v2_dir.as_ref().map(|p| p.display().to_string()),
@@ -210,6 +212,10 @@ fn render(r: &Value, style: Style) -> String {
     out.push_str(&format!("  network namespaces   {}\n", yes(&ns["network"])));
     out.push_str(&format!("  fresh /proc          {}\n", yes(&ns["fresh_proc"])));
     out.push_str(&format!("  mask mounts          {}\n", yes(&ns["masks"])));
+    out.push_str(&format!(
+        "  per-user counters    {}\n",
+        r["counters"].as_str().unwrap_or("unknown (no plan)")
+    ));
     for refusal in r["refused"].as_array().into_iter().flatten() {
         out.push_str(&format!("    refused: {}\n", s(&refusal["cause"])));
     }

@@ -260,6 +260,7 @@ fn render_plan(p: &Value) -> String {
         s(&p["network"]["mode"]),
         s(&p["network"]["namespace"])
     ));
+    out.push_str(&format!("  counters:     {}\n", s(&p["counters"])));
     if let Some(view) = p["view"].as_object() {
         out.push_str("  view:         a fresh root holding only:\n");
         out.push_str(&format!("    read-only   {}\n", list_or(&view["system_read_only"], "-")));

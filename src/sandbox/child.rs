@@ -4,7 +4,8 @@
 //! call's cgroups → standard descriptors in place and every other inherited descriptor closed →
 //! resource limits → new mount, network and IPC namespaces → the filesystem view (built by
 //! [`MountOp`]s: a fresh root holding only what the policy grants, masks over protected files) →
-//! the working directory → capabilities dropped (bounding set, ambient, then all sets) →
+//! the working directory → root's child joins the user namespace that bounds its per-user
+//! counters → capabilities dropped (bounding set, ambient, then all sets) →
 //! `no_new_privs` → Landlock → seccomp (last, so that nothing above is filtered) → `execve`.
 //!
 //! Nothing here allocates: every string, array and descriptor was prepared by the parent in the
@@ -45,11 +46,12 @@ pub enum Stage {
     ParentDeath = 22,
     Init = 23,
     Ucounts = 24,
+    JoinUserns = 25,
 }
 
 impl Stage {
     /// Every stage, so that each code the child can send decodes (a test checks the list).
-    pub const ALL: [Stage; 24] = [
+    pub const ALL: [Stage; 25] = [
         Stage::Setsid,
         Stage::Cgroup,
         Stage::Stdio,
@@ -74,6 +76,7 @@ impl Stage {
         Stage::ParentDeath,
         Stage::Init,
         Stage::Ucounts,
+        Stage::JoinUserns,
     ];
 
     pub fn from_u32(v: u32) -> Option<Stage> {
@@ -106,6 +109,7 @@ impl Stage {
             Stage::ParentDeath => "tying its life to the supervisor's",
             Stage::Init => "starting the PID namespace's init",
             Stage::Ucounts => "limiting the user namespace's per-user counters",
+            Stage::JoinUserns => "joining the user namespace that bounds its per-user counters",
         }
     }
 }
@@ -298,6 +302,10 @@ pub struct ChildPlan<'a> {
     /// (path, value): the kernel charges the child's inotify instances and watches to the
     /// caller's counters too, so without these the child could take them all.
     pub ucount_limits: Vec<(CString, Vec<u8>)>,
+    /// A user namespace to join once the view is built (root's child, which has none of its own:
+    /// see `sys::identity_userns`), so that its inotify and fanotify objects count against that
+    /// namespace's lower limits before root's own.
+    pub join_userns: Option<RawFd>,
     /// The user namespace was created by `clone3`: write `id_maps` before anything else.
     pub userns_at_clone: bool,
     /// Die with the supervisor (`PR_SET_PDEATHSIG`), and exit at once if it is already gone.
@@ -470,6 +478,10 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError>
         mount_op(sys, plan, i).map_err(at(Stage::Mount, i))?;
     }
     sys.chdir(&plan.cwd).map_err(at(Stage::Chdir, 0))?;
+    if let Some(fd) = plan.join_userns {
+        sys.setns(fd, libc::CLONE_NEWUSER).map_err(at(Stage::JoinUserns, 0))?;
+        let _ = sys.close(fd);
+    }
     if plan.drop_caps {
         drop_capabilities(sys, plan.cap_last, plan.lock_privileges)?;
     }
@@ -866,6 +878,9 @@ mod tests {
         fn setrlimit(&self, _: u32, _: u64, _: u64) -> Result<(), Errno> {
             self.rec("setrlimit")
         }
+        fn setns(&self, _: RawFd, _: i32) -> Result<(), Errno> {
+            self.rec("setns")
+        }
         fn landlock_add_path_rule(&self, _: RawFd, _: RawFd, _: u64) -> Result<(), Errno> {
             self.rec("landlock_add_rule")
         }
@@ -923,6 +938,7 @@ mod tests {
             unshare_flags: libc::CLONE_NEWNS | libc::CLONE_NEWNET,
             id_maps: vec![],
             ucount_limits: vec![],
+            join_userns: Some(13),
             userns_at_clone: false,
             parent_death: true,
             init: true,
@@ -974,6 +990,7 @@ mod tests {
             "move_mount 101 /tmp/usr",
             "pivot_root",
             "chdir /work",
+            "setns",
             "securebits",
             "capbset_drop",
             "ambient_clear",

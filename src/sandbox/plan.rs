@@ -724,6 +724,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     if !kernel.root {
         rlimits.push((sys::rlimit::NPROC, limits.processes, limits.processes));
     }
+    rlimits.extend(shared_count_rlimits());
 
     Ok(SandboxPlan {
         program,
@@ -757,6 +758,18 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         kernel: kernel.clone(),
         quarantine_dir: policy.session.state_dir.join("quarantine"),
     })
+}
+
+/// The rlimits whose counts the kernel keeps per user, not per process — queued signals (and
+/// POSIX timers), POSIX message-queue bytes — at half of the caller's: the child's objects count
+/// with every other process of the same user (root's child: every root process of the host), and
+/// the kernel checks that total against the limit of the process that allocates, so the caller's
+/// other processes keep the other half.
+fn shared_count_rlimits() -> Vec<(u32, u64, u64)> {
+    [sys::rlimit::SIGPENDING, sys::rlimit::MSGQUEUE]
+        .into_iter()
+        .filter_map(|r| sys::soft_rlimit(r).map(|soft| (r, soft / 2, soft / 2)))
+        .collect()
 }
 
 /// The policy files the program could change although the view should protect them (see
@@ -990,6 +1003,7 @@ impl SandboxPlan {
                 NetPlan::Host => json!({"mode": "host", "namespace": "host"}),
             },
             "mode": if self.yolo { "none" } else if self.mount_ns { "namespaces" } else { "landlock-only" },
+            "counters": super::spawn::counters_note(self),
             "namespaces": {
                 "mount": self.mount_ns,
                 "user": self.user_ns,
@@ -1059,6 +1073,8 @@ fn rlimit_name(r: u32) -> &'static str {
         sys::rlimit::NOFILE => "nofile",
         sys::rlimit::CORE => "core",
         sys::rlimit::NPROC => "nproc",
+        sys::rlimit::SIGPENDING => "sigpending",
+        sys::rlimit::MSGQUEUE => "msgqueue",
         _ => "other",
     }
 }

@@ -85,12 +85,62 @@ pub fn spawn(
 }
 
 /// The caller's per-user limits and the child user namespace's own: the child gets half of each,
-/// so that it cannot take every inotify instance or watch of the caller (the kernel charges both
-/// levels).
-const UCOUNT_LIMITS: [(&str, &str); 2] = [
+/// so that it cannot take every inotify instance or watch, or fanotify group or mark, of the
+/// caller (the kernel charges both levels).
+const UCOUNT_LIMITS: [(&str, &str); 4] = [
     ("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/user/max_inotify_instances"),
     ("/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches"),
+    ("/proc/sys/fs/fanotify/max_user_groups", "/proc/sys/user/max_fanotify_groups"),
+    ("/proc/sys/fs/fanotify/max_user_marks", "/proc/sys/user/max_fanotify_marks"),
 ];
+
+/// Half of each of the caller's per-user limits, as the writes that give them to a child user
+/// namespace (a limit this kernel lacks is left out).
+fn ucount_limits() -> Result<Vec<(CString, Vec<u8>)>, SpawnError> {
+    let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|v| v.trim().parse::<u64>().ok());
+    let mut out = Vec::new();
+    for (global, per_ns) in UCOUNT_LIMITS {
+        // The caller's own user namespace may be stricter than the global limit.
+        if let Some(max) = [read(global), read(per_ns)].into_iter().flatten().min() {
+            out.push((cstr(per_ns.as_bytes())?, (max / 2).max(1).to_string().into_bytes()));
+        }
+    }
+    Ok(out)
+}
+
+/// The user namespace root's children join ([`sys::identity_userns`]), made once per process.
+static COUNTERS_USERNS: std::sync::OnceLock<Result<OwnedFd, String>> = std::sync::OnceLock::new();
+
+/// Where the child's per-user kernel counters (inotify instances and watches, fanotify groups and
+/// marks) are charged: `Ok` when a user namespace of its own bounds them at half of the caller's
+/// limits, `Err` with the reason when the child shares the caller's. Root's child (which needs no
+/// user namespace for its sandbox) joins one made for the purpose, the first call paying for it.
+pub fn counters_userns(plan: &SandboxPlan) -> Result<Option<RawFd>, String> {
+    if plan.user_ns {
+        return Ok(None);
+    }
+    if !plan.mount_ns {
+        return Err("the call has no namespaces of its own".into());
+    }
+    COUNTERS_USERNS
+        .get_or_init(|| ucount_limits().map_err(|e| e.to_string()).and_then(|l| sys::identity_userns(&l)))
+        .as_ref()
+        .map(|fd| Some(fd.as_raw_fd()))
+        .map_err(|e| format!("no user namespace for them ({e})"))
+}
+
+/// One line for `explain` and `doctor`: where the child's per-user kernel counters are charged.
+pub fn counters_note(plan: &SandboxPlan) -> String {
+    match counters_userns(plan) {
+        Ok(_) => "inotify and fanotify: at most half of the caller's per-user limits (a user namespace \
+                  of the child's holds them)"
+            .into(),
+        Err(why) => format!(
+            "inotify and fanotify: shared with the caller's user ({why}): the child can take all of \
+             them while it runs"
+        ),
+    }
+}
 
 /// A refusal seen by [`probe`]: the layer and the child's own words.
 #[derive(Debug, Clone)]
@@ -162,14 +212,11 @@ fn start(
         id_maps.push((cstr(b"/proc/self/setgroups")?, b"deny".to_vec()));
         id_maps.push((cstr(b"/proc/self/uid_map")?, format!("{uid} {uid} 1").into_bytes()));
         id_maps.push((cstr(b"/proc/self/gid_map")?, format!("{gid} {gid} 1").into_bytes()));
-        let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|v| v.trim().parse::<u64>().ok());
-        for (global, per_ns) in UCOUNT_LIMITS {
-            // The caller's own user namespace may be stricter than the global limit.
-            if let Some(max) = [read(global), read(per_ns)].into_iter().flatten().min() {
-                ucount_limits.push((cstr(per_ns.as_bytes())?, (max / 2).max(1).to_string().into_bytes()));
-            }
-        }
+        ucount_limits = self::ucount_limits()?;
     }
+    // Without a namespace to join, root's child shares root's counters, as `counters_note` says.
+    let join_userns = counters_userns(plan).ok().flatten();
+    keep.extend(join_userns);
     if plan.net != NetPlan::Host {
         unshare_flags |= libc::CLONE_NEWNET;
     }
@@ -205,6 +252,7 @@ fn start(
         unshare_flags,
         id_maps,
         ucount_limits,
+        join_userns,
         userns_at_clone: clone_namespaces & libc::CLONE_NEWUSER != 0,
         parent_death: true,
         init: plan.pid_ns,

@@ -23,6 +23,16 @@ pub mod rlimit {
     pub const NOFILE: u32 = libc::RLIMIT_NOFILE as u32;
     pub const CORE: u32 = libc::RLIMIT_CORE as u32;
     pub const NPROC: u32 = libc::RLIMIT_NPROC as u32;
+    pub const SIGPENDING: u32 = libc::RLIMIT_SIGPENDING as u32;
+    pub const MSGQUEUE: u32 = libc::RLIMIT_MSGQUEUE as u32;
+}
+
+/// This process's soft limit of `resource` (`None` when unlimited or unreadable).
+pub fn soft_rlimit(resource: u32) -> Option<u64> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `lim` is a valid out-parameter on this frame.
+    let ret = unsafe { libc::getrlimit(resource as _, &mut lim) };
+    (ret == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
 }
 
 /// A raw `errno` value.
@@ -96,6 +106,8 @@ pub trait Sys {
     /// `capset` with every capability set to zero.
     fn capset_zero(&self) -> SysResult<()>;
     fn setrlimit(&self, resource: u32, soft: u64, hard: u64) -> SysResult<()>;
+    /// Joins the namespace `fd` names (`nstype`: its `CLONE_NEW*` flag).
+    fn setns(&self, fd: RawFd, nstype: i32) -> SysResult<()>;
     fn landlock_add_path_rule(&self, ruleset: RawFd, dir: RawFd, access: u64) -> SysResult<()>;
     fn landlock_restrict_self(&self, ruleset: RawFd) -> SysResult<()>;
     fn seccomp_install(&self, program: &[SockFilter]) -> SysResult<()>;
@@ -551,6 +563,11 @@ impl Sys for RealSys {
         check(unsafe { libc::setrlimit(resource as _, &lim) })
     }
 
+    fn setns(&self, fd: RawFd, nstype: i32) -> SysResult<()> {
+        // SAFETY: plain system call on a descriptor; no memory is passed.
+        check(unsafe { libc::setns(fd, nstype) })
+    }
+
     fn landlock_add_path_rule(&self, ruleset: RawFd, dir: RawFd, access: u64) -> SysResult<()> {
         let attr = PathBeneathAttr { allowed_access: access, parent_fd: dir };
         // SAFETY: `attr` lives on this frame; the kernel reads exactly its packed layout.
@@ -683,6 +700,70 @@ pub fn spawn_child(
     match forked {
         Forked::Child => super::child::run(&RealSys, plan),
         Forked::Parent { pid, pidfd } => Ok((pid, pidfd)),
+    }
+}
+
+/// A user namespace that maps every uid and gid to itself (file ownership and every id look
+/// exactly as on the host) and whose per-user limits `limits` — `(path under /proc/sys/user,
+/// value)` — were written from inside it: root's children join it (`setns`) so that the kernel
+/// charges their inotify instances and fanotify groups to it first, within those limits, as well
+/// as to root's own counters.
+///
+/// A short-lived holder is cloned into the new namespace; this process writes its id maps (only a
+/// process with `CAP_SETUID`/`CAP_SETGID` in the parent namespace may map the whole range), opens
+/// its `ns/user`, and lets it go on: it writes the limits (it holds `CAP_SYS_RESOURCE` in the
+/// namespace) and exits with 0, or with the errno of the write that failed.
+pub fn identity_userns(limits: &[(std::ffi::CString, Vec<u8>)]) -> Result<std::os::fd::OwnedFd, String> {
+    use std::os::fd::AsRawFd;
+    let (go_read, go_write) = pipe_cloexec().map_err(|e| format!("a pipe: {e}"))?;
+    let (go_r, go_w) = (go_read.as_raw_fd(), go_write.as_raw_fd());
+    // SAFETY: in the child branch only `hold_userns` runs: raw system calls on the descriptors
+    // and strings prepared above, then `_exit`; it never allocates, locks or returns.
+    let (pid, pidfd) = match unsafe { clone_legacy(libc::CLONE_NEWUSER) } {
+        Err(e) => return Err(format!("creating a user namespace: {e}")),
+        Ok(Forked::Child) => hold_userns(go_r, go_w, limits),
+        Ok(Forked::Parent { pid, pidfd }) => (pid, pidfd),
+    };
+    drop(go_read);
+    let map = b"0 0 4294967295\n";
+    let ns = std::fs::write(format!("/proc/{pid}/uid_map"), map)
+        .and_then(|()| std::fs::write(format!("/proc/{pid}/gid_map"), map))
+        .map_err(|e| format!("writing its id maps: {e}"))
+        .and_then(|()| {
+            std::fs::File::open(format!("/proc/{pid}/ns/user")).map_err(|e| format!("opening it: {e}"))
+        });
+    if ns.is_ok() {
+        // SAFETY: one byte from this frame to a descriptor this function owns.
+        unsafe { libc::write(go_w, b"g".as_ptr().cast(), 1) };
+    }
+    drop(go_write);
+    let status = wait(pidfd.as_raw_fd()).map_err(|e| format!("waiting for its holder: {e}"))?;
+    let ns = ns?;
+    match status {
+        0 => Ok(ns.into()),
+        errno => Err(format!("writing its per-user limits: {}", std::io::Error::from_raw_os_error(errno))),
+    }
+}
+
+/// The holder of [`identity_userns`], in the new namespace: waits for the go-ahead (end of file:
+/// the parent gave up), writes each limit, exits.
+fn hold_userns(go_r: RawFd, go_w: RawFd, limits: &[(std::ffi::CString, Vec<u8>)]) -> ! {
+    let mut byte = 0u8;
+    // SAFETY: raw system calls on descriptors inherited from the parent and on buffers prepared
+    // before the clone (or on this frame); `_exit` never returns.
+    unsafe {
+        libc::close(go_w);
+        if libc::read(go_r, (&mut byte as *mut u8).cast(), 1) != 1 {
+            libc::_exit(255);
+        }
+        for (path, value) in limits {
+            let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 || libc::write(fd, value.as_ptr().cast(), value.len()) < 0 {
+                libc::_exit(Errno::last().0);
+            }
+            libc::close(fd);
+        }
+        libc::_exit(0)
     }
 }
 
