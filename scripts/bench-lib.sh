@@ -32,3 +32,28 @@ with open(f"{root}/Makefile", "w") as f:
             "clean:\n\trm -f *.o prog\n")
 PY
 }
+
+# Makes (once: DIR/.done marks it complete) the workspace of benches/plan.rs in DIR: FILES files
+# in directories of 50 (`pkg{d % 40}/mod{d}/file{f}.rs`), a `.env` in every 10th directory. The
+# same layout as `make_tree` there, so `cargo bench --bench plan` and bench-walk share the trees
+# under target/bench-plan.
+make_plan_tree() {
+  local dir=$1 files=$2
+  [ -e "$dir/.done" ] && return 0
+  rm -rf "$dir" && mkdir -p "$dir"
+python3 - "$dir" "$files" <<'PY'
+import os, sys
+root, files = sys.argv[1], int(sys.argv[2])
+per_dir = 50
+for d in range((files + per_dir - 1) // per_dir):
+    path = os.path.join(root, f"pkg{d % 40}", f"mod{d}")
+    os.makedirs(path, exist_ok=True)
+    for f in range(min(per_dir, files - d * per_dir)):
+        with open(os.path.join(path, f"file{f}.rs"), "wb") as out:
+            out.write(b"x")
+    if d % 10 == 0:
+        with open(os.path.join(path, ".env"), "wb") as out:
+            out.write(b"TOKEN=abcdefgh12345")
+PY
+  touch "$dir/.done"
+}

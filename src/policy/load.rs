@@ -1177,11 +1177,17 @@ fn planted_link(path: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
     let lexical: PathBuf = path.components().collect();
     let mut ancestors: Vec<&Path> = lexical.ancestors().collect();
     ancestors.reverse();
-    ancestors.into_iter().find_map(|a| {
-        let is_link = std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink());
-        let parent = a.parent().and_then(|p| std::fs::canonicalize(p).ok())?;
-        (is_link && writable.iter().any(|w| parent.starts_with(w))).then(|| a.to_path_buf())
-    })
+    // One `lstat` per component below `/` (which has no parent and is never a link); the parent
+    // is resolved only for a component that is a link.
+    ancestors
+        .into_iter()
+        .find(|a| {
+            a.parent().is_some_and(|parent| {
+                std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink())
+                    && std::fs::canonicalize(parent).is_ok_and(|p| writable.iter().any(|w| p.starts_with(w)))
+            })
+        })
+        .map(Path::to_path_buf)
 }
 
 fn expand_tilde(text: &str) -> String {

@@ -91,7 +91,9 @@ impl KernelSupport {
         let kernel_abi = sys::landlock_abi() as i32;
         let pin = pin.and_then(|p| p.trim().parse::<i32>().ok()).map(|p| p.max(0));
         let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
-        let cap_eff = status_field("CapEff").and_then(|v| u64::from_str_radix(&v, 16).ok()).unwrap_or(0);
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let cap_eff =
+            status_field(&status, "CapEff").and_then(|v| u64::from_str_radix(v, 16).ok()).unwrap_or(0);
         let root = sys::geteuid() == 0;
         let mounts = mounts();
         let mut k = KernelSupport {
@@ -100,7 +102,7 @@ impl KernelSupport {
             landlock_pin: pin,
             landlock_errata: if kernel_abi > 0 { sys::landlock_errata() } else { 0 },
             seccomp: sys::seccomp_available(),
-            seccomp_filtered: status_field("Seccomp").as_deref() == Some("2"),
+            seccomp_filtered: status_field(&status, "Seccomp") == Some("2"),
             root,
             privileged: root && cap_eff & (1 << CAP_SYS_ADMIN) != 0,
             setpcap: cap_eff & (1 << CAP_SETPCAP) != 0,
@@ -186,10 +188,9 @@ impl KernelSupport {
     }
 }
 
-/// A field of `/proc/self/status`.
-fn status_field(name: &str) -> Option<String> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status.lines().find_map(|l| Some(l.strip_prefix(name)?.strip_prefix(':')?.trim().to_string()))
+/// A field of `/proc/self/status` (read once per probe).
+fn status_field<'s>(status: &'s str, name: &str) -> Option<&'s str> {
+    status.lines().find_map(|l| Some(l.strip_prefix(name)?.strip_prefix(':')?.trim()))
 }
 
 /// Mount points below `/proc` that hide something (binfmt_misc sits on an empty directory and

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Whole-call time of `hullward run -- /bin/true` in big workspaces, where the deny-glob walk of
+# the root (issue 14) is what grows: cold (no walk index — a fresh HULLWARD_HOME before every run,
+# as for the first call on a tree) and warm (the index of the previous call, nothing changed),
+# with bare /bin/true and bubblewrap rows in the SAME hyperfine run (the machine may be shared:
+# only ratios within one run mean anything), as medians with the load average.
+#
+#   scripts/bench-walk.sh [FILES…]     (default 10000 100000; BIN=path/to/hullward, RUNS=N)
+#   scripts/bench-walk.sh 1000000      the 1M-file root too (BENCH_WALK_1M=1 does the same): it
+#                                      takes minutes to create, once
+#
+# The workspaces are those of benches/plan.rs (`make_plan_tree` in bench-lib.sh: directories of
+# 50 files, a `.env` in every 10th), under target/bench-plan/tree-N, created once and reused.
+# Every row starts through `env HULLWARD_HOME=…` (hyperfine -N sets no variables), so the ratios
+# compare like with like.
+# Target (issue 14): a warm call on a 1M-file root < 20 ms.
+# Needs root (namespaces, cgroups), python3; installs hyperfine and bubblewrap when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${RUNS:-30}
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000)
+[ "${BENCH_WALK_1M:-0}" = 1 ] && [[ " ${sizes[*]} " != *" 1000000 "* ]] && sizes+=(1000000)
+
+. scripts/bench-lib.sh
+bench_setup
+base=$PWD/target/bench-plan
+work=$(mktemp -d "$PWD/target/bench-walk.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+for files in "${sizes[@]}"; do
+  tree=$base/tree-$files
+  make_plan_tree "$tree" "$files"
+  cold=$work/cold-$files
+  warm=$work/warm-$files
+  mkdir -p "$warm"
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  # One --prepare per command, in order: only the cold row throws its state away (the warm row's
+  # warm-up calls write its index).
+  (cd "$tree" && hyperfine -N --warmup 3 --runs "$runs" --export-json "$work/walk-$files.json" \
+    --prepare true --prepare "rm -rf $cold" --prepare true --prepare true \
+    -n bare "env HULLWARD_HOME=$warm /bin/true" \
+    -n cold "env HULLWARD_HOME=$cold $BIN run -- /bin/true" \
+    -n warm "env HULLWARD_HOME=$warm $BIN run -- /bin/true" \
+    -n bwrap "env HULLWARD_HOME=$warm bwrap --ro-bind / / --dev /dev --unshare-net --die-with-parent true" >/dev/null)
+  python3 - "$work/walk-$files.json" "$files" "$load" "$(nproc)" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+med = {r["command"]: r["median"] * 1000 for r in res}
+files, load, cores = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+print(f"{files} files; load average {load} (before) on {cores} cores; medians of one hyperfine run")
+print(f"{'':>6}  {'median':>10}  {'min':>10}  {'/bare':>7}  {'/bwrap':>7}")
+for r in res:
+    k = r["command"]
+    print(f"{k:>6}  {med[k]:7.2f} ms  {r['min'] * 1000:7.2f} ms  {med[k] / med['bare']:7.2f}  "
+          f"{med[k] / med['bwrap']:7.2f}")
+print(f"warm / cold: {med['warm'] / med['cold']:.2f}; warm / bwrap: {med['warm'] / med['bwrap']:.2f}"
+      + (f"; warm {med['warm']:.1f} ms (target < 20 ms)" if files >= 1_000_000 else ""))
+PY
+done
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"
