@@ -16,7 +16,7 @@
 //!   with the answer and the `requestState` approves or refuses it and drives it on.
 //!
 //! rmcp adds what 2026-07-28 requires of results (`resultType`, the `ttlMs` / `cacheScope` of
-//! `tools/list`) and strips it for older clients.
+//! `tools/list`) on that revision only; older clients get the results in their old shape.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -177,9 +177,6 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let method = tools::method(&request.name).ok_or_else(|| {
-            ErrorData::invalid_params(format!("hullward has no tool '{}'", request.name), None)
-        })?;
         let revision = context.protocol_version().unwrap_or(ProtocolVersion::V_2025_11_25);
         let mid_call = revision.has_initialize();
         let arguments = request.arguments.unwrap_or_default();
@@ -200,6 +197,9 @@ impl ServerHandler for Handler {
                 (parked.call, parked.reply, true)
             }
             None => {
+                let method = tools::method(&request.name).ok_or_else(|| {
+                    ErrorData::invalid_params(format!("hullward has no tool '{}'", request.name), None)
+                })?;
                 let client = context.client_info().map(|i| i.name).unwrap_or_default();
                 let human = offers_elicitation(&context);
                 (
