@@ -5,15 +5,18 @@
 //! same name on an in-process serve session ([`bridge`]), so a call through MCP passes exactly
 //! the guards, approval, kernel sandbox, output filters and audit log of `hullward serve`.
 //!
-//! Order of [`run`]: the single-threaded runtime → the serve [`Server`] and its one session
-//! ([`bridge::Bridge::start`]) → the MCP handshake on stdio ([`handler`]: `initialize` says
-//! `hello`, a human exactly when the client offers elicitation) → tool calls until the client
-//! closes stdin or SIGTERM/SIGINT arrives → the session closes (waiting approvals refused,
-//! running calls cancelled) → up to the shutdown grace for every call's exit record.
+//! Order of [`run`]: the single-threaded runtime → the serve [`Server`] and the bridge to its
+//! sessions ([`bridge::Bridge::start`]) → the MCP handshake or discovery on stdio ([`handler`];
+//! protocol revisions up to 2026-07-28) → tool calls, each on the serve session with a human
+//! exactly when its client offers elicitation, approvals asked mid-call or, on 2026-07-28, by
+//! round trips ([`rounds`]) → until the client closes stdin or SIGTERM/SIGINT arrives → the
+//! sessions close (waiting approvals refused, running calls cancelled) → up to the shutdown
+//! grace for every call's exit record.
 
 mod bridge;
 mod handler;
 mod reply;
+mod rounds;
 mod tools;
 
 use std::io::IsTerminal;
