@@ -29,7 +29,7 @@
 //!   `$XDG_CONFIG_HOME/git/config`, `/etc/gitconfig`, `/usr/local/etc/gitconfig`; spelled with
 //!   `~`, `$HOME`, relative to the working directory or through symlinks) or an expansion only the
 //!   run can tell — unless the command only reads (`--get*`, `--list`, `-l`, or the `get`/`list`
-//!   subcommands): reading the user's settings changes nothing. After a `cd` in the same command
+//!   subcommands): reading the user's settings changes nothing. After a `cd` (or `env -C`) in the command
 //!   the base of a relative PATH is not known; then a PATH whose name is a global configuration's
 //!   (`.gitconfig`, `gitconfig`, `git/config`) is refused.
 //!
@@ -42,7 +42,8 @@
 //! file (`echo`, `ls`, `cat`, `grep`, …) or `git` with a subcommand that never switches the branch
 //! `HEAD` names (`status`, `log`, `diff`, `add`, `commit`, `fetch`, `reset`, …) and no `-c` (which
 //! could name hooks, filters or aliases that run anything); no redirection writes anything but
-//! `/dev/null`; no word mentions a `GIT_` variable and the policy passes none through; the
+//! `/dev/null`; no wrapper changes directory (`env -C`) and no runner (`find -execdir`, `xargs`)
+//! starts it; no word mentions a `GIT_` variable and the policy passes none through; the
 //! command's `git` has no `--git-dir`, `--work-tree` or `--namespace`. Otherwise the branch
 //! cannot be known and the move is refused. So `git reset --hard HEAD~1` passes on a feature
 //! branch and is refused on `main`, and `git checkout main && git reset --hard HEAD~1` is refused
@@ -62,6 +63,7 @@ use super::git_head::{self, Head};
 use crate::guard::path::{lexical, resolve};
 use crate::guard::shell::analysis::{Analysis, Cmd, Site};
 use crate::guard::shell::ast::{Frag, Word};
+use crate::guard::shell::invocation::Via;
 use crate::guard::Decision;
 use crate::policy::Policy;
 
@@ -596,10 +598,27 @@ fn config(
     None
 }
 
+/// Whether the command string changes directory: `cd`, `pushd`, `popd`, or a wrapper's option
+/// (`env -C DIR`, `env --chdir=DIR`; wrappers are looked through, their options are texts of
+/// their own).
+fn changes_dir(analysis: &Analysis) -> bool {
+    analysis.cmds.iter().any(|c| c.names().any(|n| matches!(n, "cd" | "pushd" | "popd")))
+        || analysis.texts.iter().any(|t| {
+            t.site == Site::Other
+                && t.word.value().is_none_or(|v| {
+                    v.starts_with("--ch") || (v.starts_with('-') && !v.starts_with("--") && v.contains('C'))
+                })
+        })
+}
+
 /// Whether nothing in the command string can change the current branch before a `git` in it
 /// runs (see the module documentation).
 fn head_stays(policy: &Policy, analysis: &Analysis) -> bool {
     let programs = analysis.cmds.iter().all(|c| {
+        if c.via == Via::Runner {
+            // `find -execdir`, `xargs`: run elsewhere, or more than once.
+            return false;
+        }
         if c.names().all(|n| INERT.contains(&n)) {
             return true;
         }
@@ -614,11 +633,12 @@ fn head_stays(policy: &Policy, analysis: &Analysis) -> bool {
         !config && args[at].as_deref().is_some_and(|s| KEEPS_HEAD.contains(&s))
     });
     let writes = analysis.writes.iter().all(|w| w.value().is_some_and(|v| v == "/dev/null"));
+    let chdir = changes_dir(analysis);
     let git_vars = analysis.texts.iter().any(|t| {
         t.word.literals().contains("GIT_")
             || matches!(&t.site, Site::Assignment { name } if name.starts_with("GIT_"))
     }) || policy.sandbox.env.iter().any(|e| e.starts_with("GIT_"));
-    programs && writes && !git_vars
+    programs && writes && !chdir && !git_vars
 }
 
 /// What a `git` program does that the rule refuses.
@@ -703,7 +723,7 @@ pub fn check(policy: &Policy, analysis: &Analysis, cwd: &Path) -> Option<Decisio
         protected: globs(policy),
         cwd,
         head_stays: head_stays(policy, analysis),
-        changes_dir: analysis.cmds.iter().any(|c| c.names().any(|n| matches!(n, "cd" | "pushd" | "popd"))),
+        changes_dir: changes_dir(analysis),
     };
     let v = analysis.cmds.iter().find_map(|c| violation(c, &ctx))?;
     Some(Decision::deny("git-protected", message(&v)))
@@ -732,7 +752,7 @@ mod tests {
             protected: globs(&policy),
             cwd: &fx.root,
             head_stays: head_stays(&policy, &analysis),
-            changes_dir: analysis.cmds.iter().any(|c| c.names().any(|n| n == "cd")),
+            changes_dir: changes_dir(&analysis),
         };
         analysis.cmds.iter().find_map(|c| violation(c, &ctx))
     }
@@ -941,6 +961,9 @@ mod tests {
             ("GIT_DIR=/other/.git git reset --hard HEAD~1", feature, unknown.clone()),
             ("git --git-dir=/other/.git reset --hard HEAD~1", feature, unknown.clone()),
             ("git -C $D reset --hard HEAD~1", feature, unknown.clone()),
+            ("env -C /elsewhere git reset --hard HEAD~1", feature, unknown.clone()),
+            ("sh -c 'cd /elsewhere; git reset --hard HEAD~1'", feature, unknown.clone()),
+            ("find . -name x -exec git reset --hard HEAD~1 ';'", feature, unknown.clone()),
             ("git reset --hard HEAD~1", "junk\n", unknown.clone()),
         ] {
             assert_eq!(judge_at(command, head), expected, "{command} on {head:?}");
@@ -969,6 +992,7 @@ mod tests {
             ("git config --file $F x y", Some(ConfigFileUnknown)),
             ("git config --file ~other/.gitconfig x y", Some(ConfigFileUnknown)),
             ("cd ~ && git config -f .gitconfig x y", Some(ConfigFileUnknown)),
+            ("env -C /home/agent git config -f .gitconfig x y", Some(ConfigFileUnknown)),
             ("cd /home && git config -f agent/.config/git/config x y", Some(ConfigFileUnknown)),
             ("git config --file ./local.cfg x y", None),
             ("git config -f local.cfg x y", None),
