@@ -122,6 +122,9 @@ pub enum RecordKind {
     Call,
     /// A protected path changed during a call, and what hullward did about it.
     Quarantine,
+    /// A change of an overlay call that its apply did not make (a protected path, a conflict
+    /// with the host, a special file, a git rule), and where the call's version is kept.
+    Refused,
 }
 
 impl RecordKind {
@@ -130,6 +133,7 @@ impl RecordKind {
             RecordKind::Decision => "decision",
             RecordKind::Call => "call",
             RecordKind::Quarantine => "quarantine",
+            RecordKind::Refused => "refused",
         }
     }
 }
@@ -167,6 +171,23 @@ pub struct AuditRecord {
     pub dropped: Vec<String>,
     /// For a [`RecordKind::Quarantine`] record: the protected path and what became of it.
     pub protected: Option<ProtectedChange>,
+    /// For a [`RecordKind::Refused`] record: the change that was not applied.
+    pub refused: Option<RefusedChange>,
+}
+
+/// A change of an overlay call that its apply refused, as the audit log records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedChange {
+    /// As the user knows it: relative to its root.
+    pub path: String,
+    /// `protected`, `conflict`, `special` or `git`.
+    pub why: String,
+    /// The deny pattern, protected entry or git rule that refused it (none for a conflict or a
+    /// special file).
+    pub rule: Option<String>,
+    /// Where the call's version is kept (`$HULLWARD_HOME/backups/CALL/refused/…`; none for a
+    /// refused delete).
+    pub kept_in: Option<String>,
 }
 
 /// A protected path created, changed or removed during a call, as the audit log records it.
@@ -200,6 +221,7 @@ impl AuditRecord {
             filter: FilterStats::default(),
             dropped: Vec::new(),
             protected: None,
+            refused: None,
         }
     }
 
@@ -218,6 +240,26 @@ impl AuditRecord {
             filter: FilterStats::default(),
             dropped: Vec::new(),
             protected: Some(change),
+            refused: None,
+        }
+    }
+
+    /// A change the apply of call `call_id` refused, stamped now.
+    pub fn refused(call_id: impl Into<String>, change: RefusedChange) -> AuditRecord {
+        AuditRecord {
+            time: SystemTime::now(),
+            call_id: call_id.into(),
+            kind: RecordKind::Refused,
+            subject: Subject::Path { op: "apply".to_string(), path: change.path.clone() },
+            verdict: None,
+            rule: change.rule.clone(),
+            message: None,
+            exit_status: None,
+            duration_ms: None,
+            filter: FilterStats::default(),
+            dropped: Vec::new(),
+            protected: None,
+            refused: Some(change),
         }
     }
 
@@ -242,6 +284,7 @@ impl AuditRecord {
             filter,
             dropped: Vec::new(),
             protected: None,
+            refused: None,
         }
     }
 
@@ -300,6 +343,12 @@ impl AuditRecord {
                 if let Some(v) = value {
                     o.insert(key.into(), v.clone().into());
                 }
+            }
+        }
+        if let Some(r) = &self.refused {
+            o.insert("why".into(), r.why.clone().into());
+            if let Some(k) = &r.kept_in {
+                o.insert("kept_in".into(), k.clone().into());
             }
         }
         Value::Object(o)
@@ -414,6 +463,17 @@ mod tests {
         assert_eq!(v["change"], "created");
         assert_eq!(v["rule"], "**/.env");
         assert_eq!(v["quarantined_to"], "/h/quarantine/c1/files/ws/sub/.env");
+        let change = RefusedChange {
+            path: "app/.env".into(),
+            why: "protected".into(),
+            rule: Some(".env".into()),
+            kept_in: Some("/h/backups/c2/refused/ws/app/.env".into()),
+        };
+        let v = AuditRecord::refused("c2", change).to_json();
+        assert_eq!((v["kind"].as_str(), v["call_id"].as_str()), (Some("refused"), Some("c2")));
+        assert_eq!((v["op"].as_str(), v["path"].as_str()), (Some("apply"), Some("app/.env")));
+        assert_eq!((v["why"].as_str(), v["rule"].as_str()), (Some("protected"), Some(".env")));
+        assert_eq!(v["kept_in"], "/h/backups/c2/refused/ws/app/.env");
         assert!(v.get("restored_from").is_none() && v.get("exit_status").is_none());
         assert!(v["time"].as_str().unwrap().ends_with('Z'));
     }

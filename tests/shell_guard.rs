@@ -252,3 +252,81 @@ fn git_rules_follow_the_configured_protected_branches() {
         d.3
     );
 }
+
+#[test]
+fn git_moves_of_protected_branches_in_a_real_repository() {
+    let sb = Sandbox::new("");
+    let git = |script: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(&sb.root)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@b")
+            .env("GIT_COMMITTER_NAME", "a")
+            .env("GIT_COMMITTER_EMAIL", "a@b")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    git("git init -q -b main . && echo 1 > a && git add a && git commit -qm one && echo 2 > a && git commit -qam two && git branch feature");
+    // On main: each refused form next to its passing neighbour.
+    for (command, code, rule) in [
+        ("git reset --hard HEAD~1", 1, "git-protected"),
+        ("git reset --soft HEAD~1", 1, "git-protected"),
+        ("git reset --hard", 0, "allow"),
+        ("git reset -- a", 0, "allow"),
+        ("git branch -f main HEAD~1", 1, "git-protected"),
+        ("git branch -f feature HEAD~1", 0, "allow"),
+        ("git branch -m trunk", 1, "git-protected"),
+        ("git branch -m feature feature2", 0, "allow"),
+        ("git branch -M feature main", 1, "git-protected"),
+        ("git checkout -B main HEAD~1", 1, "git-protected"),
+        ("git checkout -B feature HEAD~1", 0, "allow"),
+        ("git switch -C master", 1, "git-protected"),
+        ("git update-ref refs/heads/main HEAD~1", 1, "git-protected"),
+        ("git update-ref refs/heads/feature HEAD~1", 0, "allow"),
+        ("git update-ref -d refs/heads/main", 1, "git-protected"),
+        ("git update-ref --stdin", 1, "git-protected"),
+        ("git config --file ~/.gitconfig user.name x", 1, "git-protected"),
+        ("git config --file $HOME/.gitconfig user.name x", 1, "git-protected"),
+        ("git config --file /etc/gitconfig user.name x", 1, "git-protected"),
+        ("git config --file ./local.cfg x.y z", 0, "allow"),
+    ] {
+        let d = sb.decide(command);
+        assert_eq!((d.0, d.2.as_str()), (code, rule), "{command} on main: {}", d.3);
+    }
+    // On a feature branch the same reset passes, unless the command could switch first.
+    git("git checkout -q feature");
+    for (command, code) in [
+        ("git reset --hard HEAD~1", 0),
+        ("git branch -m trunk", 0),
+        ("git checkout main && git reset --hard HEAD~1", 1),
+        ("cd . && git reset --hard HEAD~1", 1),
+    ] {
+        let d = sb.decide(command);
+        assert_eq!(d.0, code, "{command} on feature: {}", d.3);
+    }
+    // And it really runs there (sandboxed), while on main it is refused before anything runs.
+    let sh = |command: &str| {
+        Command::new(env!("CARGO_BIN_EXE_hullward"))
+            .current_dir(&sb.root)
+            .args(["--config", "hullward.yaml", "--hitl", "off", "sh", "--", command])
+            .output()
+            .unwrap()
+    };
+    let before = git("git rev-parse main");
+    let out = sh("git reset -q --hard HEAD~1");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(git("git rev-parse feature"), git("git rev-parse main~1"));
+    git("git checkout -q main");
+    let out = sh("git reset -q --hard HEAD~1");
+    assert_eq!(out.status.code(), Some(126));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("resets the protected branch 'main'")
+            || String::from_utf8_lossy(&out.stderr).contains("resets the protected branch 'main'")
+    );
+    assert_eq!(git("git rev-parse main"), before);
+}

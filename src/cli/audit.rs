@@ -5,8 +5,9 @@
 //! JSON object it is (`--json`, one per line) or as one readable line ([`render`]) per record:
 //! decisions (allow, deny, ask, with the `[DENIED]` text below a denial), finished calls (exit
 //! status, duration, what the filters masked, what `--no-strict` dropped), egress requests of the
-//! proxy, and any other kind of record (quarantined paths, records of newer versions) generically
-//! as its fields. A line that is not a JSON object is reported on stderr by its number and
+//! proxy, quarantined paths of `direct` calls and changes an overlay call's apply refused (path,
+//! why, rule, where the call's version is kept), and any other kind of record (records of newer
+//! versions) generically as its fields. A line that is not a JSON object is reported on stderr by its number and
 //! skipped: a damaged line does not hide the rest of the log.
 //!
 //! The log is only read: this command never loads the policy, so a broken configuration in the
@@ -105,12 +106,14 @@ fn render(r: &Map<String, Value>, style: Style) -> String {
         }
         "decision" => (verdict(r), format!("{} [{}]", subject(r), s("rule"))),
         "call" => ("call".to_string(), call_detail(r)),
+        "quarantine" if r.contains_key("change") => ("quarantine".to_string(), quarantine_detail(r)),
+        "refused" => ("refused".to_string(), refused_detail(r)),
         other => (if other.is_empty() { "record".to_string() } else { other.to_string() }, generic(r)),
     };
     let tone = match what.rsplit(' ').next().unwrap_or("") {
         "allow" => Tone::Good,
         "deny" => Tone::Bad,
-        "ask" | "quarantine" => Tone::Warn,
+        "ask" | "quarantine" | "refused" => Tone::Warn,
         _ if what == "call" && r.get("exit_status").and_then(Value::as_i64) != Some(0) => Tone::Bad,
         _ => Tone::Strong,
     };
@@ -172,6 +175,35 @@ fn call_detail(r: &Map<String, Value>) -> String {
     if let Some(dropped) = r.get("dropped").and_then(Value::as_array) {
         let list: Vec<&str> = dropped.iter().filter_map(Value::as_str).collect();
         out.push_str(&format!(" (--no-strict dropped: {})", list.join(", ")));
+    }
+    out
+}
+
+/// A protected path a `direct` call created or changed: `PATH created [RULE] → quarantined to …`.
+fn quarantine_detail(r: &Map<String, Value>) -> String {
+    let s = |k: &str| r.get(k).and_then(Value::as_str);
+    let mut out =
+        format!("{} {} [{}]", s("path").unwrap_or(""), s("change").unwrap_or(""), s("rule").unwrap_or(""));
+    if let Some(to) = s("quarantined_to") {
+        out.push_str(&format!(" → quarantined to {to}"));
+    }
+    if let Some(from) = s("restored_from") {
+        out.push_str(&format!("; original put back from {from}"));
+    }
+    if let Some(e) = s("error") {
+        out.push_str(&format!("; {e}"));
+    }
+    out
+}
+
+/// A change an overlay call's apply did not make: `PATH not applied (WHY [RULE]); kept in …`.
+fn refused_detail(r: &Map<String, Value>) -> String {
+    let s = |k: &str| r.get(k).and_then(Value::as_str);
+    let rule = s("rule").map(|rule| format!(" [{rule}]")).unwrap_or_default();
+    let mut out =
+        format!("{} not applied ({}{rule})", s("path").unwrap_or(""), s("why").unwrap_or("refused"));
+    if let Some(kept) = s("kept_in") {
+        out.push_str(&format!("; the call's version is kept in {kept}"));
     }
     out
 }
@@ -340,10 +372,19 @@ mod tests {
             "{line}"
         );
         let quarantine = record(
-            r#"{"time":"t","call_id":"c1","kind":"quarantine","path":".git/hooks/pre-commit","moved_to":"/h/q/c1/x","restored":true}"#,
+            r#"{"time":"t","call_id":"c1","kind":"quarantine","path":".git/hooks/pre-commit","change":"created","rule":".git/hooks/**","quarantined_to":"/h/q/c1/x"}"#,
         );
-        assert!(render(&quarantine, PLAIN)
-            .ends_with("quarantine   moved_to=/h/q/c1/x path=.git/hooks/pre-commit restored=true"));
+        assert!(render(&quarantine, PLAIN).ends_with(
+            "quarantine   .git/hooks/pre-commit created [.git/hooks/**] → quarantined to /h/q/c1/x"
+        ));
+        let refused = record(
+            r#"{"time":"t","call_id":"c2","kind":"refused","op":"apply","path":".env","why":"protected","rule":".env","kept_in":"/h/b/c2/refused/ws/.env"}"#,
+        );
+        assert!(render(&refused, PLAIN).ends_with(
+            "refused      .env not applied (protected [.env]); the call's version is kept in /h/b/c2/refused/ws/.env"
+        ));
+        let newer = record(r#"{"time":"t","call_id":"c1","kind":"quarantine","path":"x","moved_to":"/h/q"}"#);
+        assert!(render(&newer, PLAIN).ends_with("quarantine   moved_to=/h/q path=x"));
     }
 
     #[test]

@@ -17,7 +17,8 @@ pub fn run(common: &CommonArgs, what: CheckCommand) -> Result<u8, Error> {
     let (subject, decision, secrets) = match what {
         CheckCommand::Shell { command } => {
             let command = command.join(" ");
-            let decision = shell::check(&policy, &command);
+            let cwd = std::env::current_dir().unwrap_or_else(|_| policy.root.clone());
+            let decision = shell::check_in(&policy, &command, &cwd);
             // A command string may carry a secret literally: mask what the files hold too.
             (Subject::Command(command), decision, SecretSet::discover(&policy, &env))
         }

@@ -8,6 +8,10 @@
 //! then creates a call cgroup with the policy's limits. What the probe saw refused is what `run`
 //! would be refused; the promise table follows from it ([`plan::promises`]), and so does the
 //! mode: namespaces, or Landlock-only where the namespaces are refused (a default container).
+//! Last, `--workspace overlay` is tried for real ([`overlay_probe`]): the same plan with the
+//! call's overlay layers added by the workspace itself ([`Workspace::prepare`]: storage under
+//! `$HULLWARD_HOME` on the root's filesystem, the overlay mounts with the workspace's options),
+//! run by the same probe child in its own mount namespace; its storage is removed afterwards.
 
 use std::collections::BTreeMap;
 
@@ -18,12 +22,15 @@ use super::CommonArgs;
 use crate::error::Error;
 use crate::sandbox::cgroup::CallCgroup;
 use crate::sandbox::kernel::{KernelSupport, Layer, SCOPES_ABI};
-use crate::sandbox::plan::{self, Call, PromiseCheck};
+use crate::sandbox::plan::{self, Call, PromiseCheck, SandboxPlan};
+use crate::sandbox::spawn;
+use crate::workspace::Workspace;
 
 pub fn run(common: &CommonArgs) -> Result<u8, Error> {
     let policy = common.policy()?;
     let mut kernel = KernelSupport::probe_env();
     let (probed, cgroup_error) = prove(&policy, &kernel);
+    let overlay = overlay_probe(&policy, probed.as_ref());
     let notes = probed.as_ref().map(|p| p.notes.clone()).unwrap_or_default();
     let counters = probed.as_ref().map(crate::sandbox::spawn::counters_note);
     if let Some(p) = probed {
@@ -58,6 +65,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
         },
         "seccomp": kernel.seccomp,
         "overlayfs": crate::workspace::layers::overlayfs_available(),
+        "overlay_workspace": {"works": overlay.is_ok(), "error": overlay.err()},
         "namespaces": {
             "user": ns_ok && (kernel.needs_userns() || kernel.privileged),
             "mount": ns_ok,
@@ -118,6 +126,32 @@ fn prove(
     let name = format!("call-{}-doctor", std::process::id());
     let cgroup_error = CallCgroup::create(&kernel.cgroups, &name, limits).err().map(|e| e.to_string());
     (built, cgroup_error)
+}
+
+/// Mounts the overlay of every root as an `overlay` call would, in a throwaway probe child of
+/// `plan` (the plan `prove` built): `Err` is what refused it — the workspace's own refusal (no
+/// overlayfs, storage on another filesystem, a mount point inside a root, no mount namespace) or
+/// the kernel's error for the mount.
+fn overlay_probe(policy: &crate::policy::Policy, plan: Option<&SandboxPlan>) -> Result<(), String> {
+    let Some(plan) = plan else {
+        return Err("no sandbox plan can be built here, so no call's overlay either".into());
+    };
+    let mut overlay = policy.clone();
+    overlay.sandbox.workspace = crate::policy::WorkspaceMode::Overlay;
+    overlay.session.review = false;
+    let mut plan = plan.clone();
+    let call = format!("call-{}-doctor", std::process::id());
+    let workspace = Workspace::prepare(&overlay, &call, &mut plan).map_err(|e| e.to_string())?;
+    // The probe names the remedy of the namespace layer after any refused mount; the plan's
+    // namespaces were proven already, so only the kernel's words for the overlay are kept, and
+    // overlayfs says why in the kernel log.
+    let tried = spawn::probe(&plan).map_err(|r| {
+        let cause = r.cause.split("; to allow it: ").next().unwrap_or_default();
+        format!("{cause} (overlayfs logs the reason to the kernel log: `dmesg | grep overlay`)")
+    });
+    // Unsettled, the workspace removes its storage when dropped.
+    drop(workspace);
+    tried
 }
 
 fn promise_json(p: &PromiseCheck) -> Value {
@@ -202,9 +236,15 @@ fn render(r: &Value, style: Style) -> String {
             _ => bad("no namespaces and no Landlock"),
         }
     ));
+    out.push_str(&format!("  overlayfs            {}\n", yes(&r["overlayfs"])));
+    let ws = &r["overlay_workspace"];
     out.push_str(&format!(
-        "  overlayfs            {} (--workspace overlay|ephemeral; the call's mount proves it)\n",
-        yes(&r["overlayfs"])
+        "  --workspace overlay  {}\n",
+        if ws["works"].as_bool() == Some(true) {
+            style.paint(Tone::Good, "works here (a real overlay mount of the root, in a probe child)")
+        } else {
+            format!("{}: {}", bad("NO"), s(&ws["error"]))
+        }
     ));
     let ns = &r["namespaces"];
     out.push_str(&format!("  user namespaces      {}\n", yes(&ns["user"])));
@@ -280,6 +320,8 @@ mod tests {
             "kernel": "6.1.0", "mode": "landlock-only", "root": true, "privileged": true,
             "landlock": {"abi": 0, "pinned": null, "kernel_abi": 0, "errata": 0, "features": []},
             "seccomp": true,
+            "overlayfs": true,
+            "overlay_workspace": {"works": false, "error": "overlay on '/w': Invalid argument"},
             "namespaces": {"user": true, "mount": true, "network": false, "fresh_proc": true, "masks": true},
             "refused": [],
             "cgroup": {"v2": null, "kill": false, "pids": null, "memory": null, "cpu": null, "error": null},
@@ -294,6 +336,7 @@ mod tests {
         let plain = render(&sample(), Style { color: false });
         assert!(!plain.contains('\x1b'), "{plain}");
         assert!(plain.contains("  network namespaces   NO\n"), "{plain}");
+        assert!(plain.contains("  --workspace overlay  NO: overlay on '/w': Invalid argument\n"), "{plain}");
         assert!(plain.contains("REFUSES (exit 3)"), "{plain}");
         assert!(plain.contains("  mode                 Landlock-only (no namespaces here)"), "{plain}");
         assert!(plain.contains("  here a call behaves differently:\n    - no private /tmp"), "{plain}");

@@ -44,13 +44,13 @@ pub fn sh(common: &CommonArgs, command: &[String], connect: Option<&Path>) -> Re
         return super::connect::call(common, socket, json!({"method": "shell_run", "command": command}));
     }
     let engine = Engine::new(common.policy()?);
-    let guard = Some(shell::check(engine.policy(), &command));
     let argv = ["/bin/sh", "-c", command.as_str()].iter().map(OsString::from).collect();
+    let spec = cli_spec(&engine, argv)?;
     let spec = CallSpec {
         display: command.clone(),
+        guard: Some(shell::check_in(engine.policy(), &command, &spec.cwd)),
         subject: Subject::Command(command),
-        guard,
-        ..cli_spec(&engine, argv)?
+        ..spec
     };
     Ok(supervisor::run(&engine, &spec, &Terminal { json: common.json })?.code)
 }

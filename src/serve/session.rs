@@ -215,13 +215,13 @@ impl Session {
 
     fn shell_run(&mut self, id: &Value, req: &Value) -> Result<(), String> {
         let command = protocol::string(req, "command")?.to_string();
-        let guard = Some(shell::check(self.server.engine.policy(), &command));
+        let spec = self.spec(req)?;
         let spec = CallSpec {
             argv: ["/bin/sh", "-c", command.as_str()].iter().map(OsString::from).collect(),
             display: command.clone(),
+            guard: Some(shell::check_in(self.server.engine.policy(), &command, &spec.cwd)),
             subject: Subject::Command(command),
-            guard,
-            ..self.spec(req)?
+            ..spec
         };
         self.start(id, "shell_run", spec, None)
     }

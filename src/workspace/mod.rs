@@ -292,6 +292,7 @@ fn complete(
         failed: failed.iter().map(ToString::to_string).collect(),
     };
     report(&roots, &record.call, &applied, say);
+    audit_refused(policy, &roots, &record.call, &applied.refused, say);
     remove_storage(dir);
     for pruned in backups::prune(&backups_dir(policy), BACKUP_CAP_BYTES) {
         say(&format!(
@@ -330,6 +331,40 @@ fn report(roots: &[PathBuf], call: &str, applied: &Applied, say: &dyn Fn(&str)) 
             "hullward: applied {} change(s) of call {call}; `hullward undo {call}` puts the old versions back",
             applied.changes
         ));
+    }
+}
+
+/// One `refused` record in the audit log for each change the apply did not make (the call's
+/// own records are the supervisor's; this one may be written by `hullward apply`, `serve` or a
+/// recovering call just as well).
+fn audit_refused(policy: &Policy, roots: &[PathBuf], call: &str, refused: &[Refused], say: &dyn Fn(&str)) {
+    use crate::audit::{AuditLog, AuditRecord, RefusedChange};
+    if refused.is_empty() {
+        return;
+    }
+    let log = match AuditLog::open(&policy.session.audit_path) {
+        Ok(log) => log,
+        Err(e) => {
+            return say(&format!("hullward: warning: the refused changes are not in the audit log: {e}"))
+        }
+    };
+    for r in refused {
+        let (why, rule) = match &r.why {
+            Why::Protected { rule } => ("protected", Some(rule.clone())),
+            Why::Conflict => ("conflict", None),
+            Why::Special => ("special", None),
+            Why::Git { rule } => ("git", Some(rule.clone())),
+        };
+        let change = RefusedChange {
+            path: judge::shown(roots, &r.path),
+            why: why.to_string(),
+            rule,
+            kept_in: r.kept.as_ref().map(|k| k.display().to_string()),
+        };
+        if let Err(e) = log.record(&AuditRecord::refused(call, change), &crate::filter::SecretSet::default())
+        {
+            return say(&format!("hullward: warning: cannot write the audit log: {e}"));
+        }
     }
 }
 

@@ -15,7 +15,9 @@
 //! 4. a command that passes is `allow`, or `ask` (rule `hitl`) when a human approves each
 //!    command (Decision 14); a denial never becomes `ask`.
 //!
-//! The guard runs nothing. Its only I/O is canonicalising the absolute paths of the path scan.
+//! The guard runs nothing. Its only I/O is canonicalising paths (the path scan's absolute paths,
+//! `git config --file` paths) and reading the current branch from a repository's `HEAD` file
+//! (`git-protected`, [`rules::git`]).
 //!
 //! Where the seed and the contract are silent, the guard decides so:
 //! - a plain `$NAME` is not a subshell (agents are meant to write `$HOME/x`); `${…}`, `$( )`,
@@ -44,12 +46,21 @@ pub mod rules;
 pub use error::ParseError;
 pub use parser::parse;
 
+use std::path::Path;
+
 use super::Decision;
 use crate::policy::Policy;
 
-/// Decides `command`: the verdict, the rule that produced it and the message for the agent.
+/// Decides `command` as run in the sandbox root: the verdict, the rule that produced it and the
+/// message for the agent.
 pub fn check(policy: &Policy, command: &str) -> Decision {
-    let decision = decide(policy, command);
+    check_in(policy, command, &policy.root)
+}
+
+/// [`check`] for a command that runs in `cwd` (the `git-protected` rule reads the current branch
+/// of the repository there, and takes `git config --file` paths against it).
+pub fn check_in(policy: &Policy, command: &str, cwd: &Path) -> Decision {
+    let decision = decide(policy, command, cwd);
     if decision.is_allowed() && policy.session.hitl {
         return Decision::ask("hitl", format!("shell_run — {command}\nApprove running this command?"));
     }
@@ -82,7 +93,7 @@ pub fn check_snippet(policy: &Policy, invocation: &str, code: &str) -> Decision 
 }
 
 /// The guard's decision before human approval is considered.
-fn decide(policy: &Policy, command: &str) -> Decision {
+fn decide(policy: &Policy, command: &str, cwd: &Path) -> Decision {
     use rules::{delete, disk, fetch, git, path_scan, secrets, shell_policy, subshell, sudo};
 
     let text = normalize::for_matching(command);
@@ -104,7 +115,7 @@ fn decide(policy: &Policy, command: &str) -> Decision {
         .or_else(|| delete::check(policy, &analysis))
         .or_else(|| disk::check(&analysis))
         .or_else(|| fetch::check(&analysis))
-        .or_else(|| git::check(policy, &analysis))
+        .or_else(|| git::check(policy, &analysis, cwd))
         .or_else(|| shell_policy::deny(policy, &text))
         .or_else(|| subshell::check(policy, &analysis))
         .or_else(|| path_scan::check(policy, &analysis))

@@ -68,7 +68,7 @@ impl P {
 
 pub(super) struct Fixture {
     _dir: tempfile::TempDir,
-    base: PathBuf,
+    pub(super) base: PathBuf,
     pub(super) root: PathBuf,
     pub(super) outside: PathBuf,
 }

@@ -23,6 +23,7 @@ pub mod delete;
 pub mod disk;
 pub mod fetch;
 pub mod git;
+mod git_head;
 pub mod path_scan;
 pub mod secrets;
 pub mod shell_policy;
