@@ -623,20 +623,30 @@ fn deny_rules_apply_inside_system_dirs_for_run_as_for_check() {
     support::write_mode(&app.join(".env"), "APP_TOKEN=HW-SYSTEM-ENV-5150\n", 0o644);
     support::write_mode(&app.join("conf/app.yaml"), "name: app\n", 0o644);
     support::write_mode(&app.join("conf/secret.yaml"), "key: HW-SYSTEM-ANCHORED-7731\n", 0o644);
-    let config = sb.config(&format!("Sandbox:\n  System: [{}]\n", app.display()));
+    // System entries that are files themselves: a denied one is masked, its neighbour is read.
+    let files = sb.base.join("sysfiles");
+    support::write_mode(&files.join(".env"), "FILE_TOKEN=HW-SYSTEM-FILE-6242\n", 0o644);
+    support::write_mode(&files.join("ok.txt"), "HW-FILE-OK\n", 0o644);
+    let config = sb.config(&format!(
+        "Sandbox:\n  System: [{}, {}, {}]\n",
+        app.display(),
+        files.join(".env").display(),
+        files.join("ok.txt").display()
+    ));
     let flags = ["--config", config.to_str().unwrap(), "--deny", "conf/secret.yaml"];
-    let a = app.display();
+    let (a, f) = (app.display(), files.display());
     let out = sb.sh_with(
         &flags,
         &format!(
             "{TRY} try env cat {a}/.env; try anchored cat {a}/conf/secret.yaml; \
-             try conf cat {a}/conf/app.yaml; try list ls -a {a}"
+             try conf cat {a}/conf/app.yaml; try list ls -a {a}; \
+             try file_env cat {f}/.env; try file_ok cat {f}/ok.txt"
         ),
     );
     out.expect_code(0);
     assert!(!out.stdout.contains("HW-SYSTEM"), "{out}");
-    all_blocked(&out, &["env", "anchored"]);
-    all_worked(&out, &["conf", "list"]);
+    all_blocked(&out, &["env", "anchored", "file_env"]);
+    all_worked(&out, &["conf", "list", "file_ok"]);
     for (rel, verdict) in [(".env", "deny"), ("conf/secret.yaml", "deny"), ("conf/app.yaml", "allow")] {
         let path = app.join(rel);
         let c = support::output(sb.hullward().args(flags).args([

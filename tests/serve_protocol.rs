@@ -70,7 +70,7 @@ fn calls_stream_filtered_output_and_end_with_one_exit_event_and_one_audit_record
 
     for exit in [exits[0], &denied, &exit] {
         let call = exit["call"].as_str().unwrap();
-        let ends = server.audit().into_iter().filter(|r| r["call_id"] == call && r["kind"] == "call").count();
+        let ends = server.call_ends(call).len();
         assert_eq!(ends, 1, "audit records ending call {call}: {:?}", server.audit());
     }
 }
@@ -265,7 +265,7 @@ fn sigterm_stops_a_call_that_outlives_the_grace_and_it_still_gets_its_exit_event
     assert_eq!((exit["code"].as_i64(), exit["reason"].as_str()), (Some(143), Some("signal")), "{exit}");
     assert_eq!(code, 0);
     let call = exit["call"].as_str().unwrap();
-    assert!(server.audit().iter().any(|r| r["call_id"] == call && r["kind"] == "call"));
+    assert_eq!(server.call_ends(call).len(), 1);
     assert!(!server.socket.exists());
 }
 
@@ -290,8 +290,7 @@ fn a_call_cancelled_while_it_waits_for_approval_ends_as_cancelled_and_status_sho
     assert_eq!(exit["denied"], Value::Null);
     assert!(!server.root.join("never").exists());
     let call = exit["call"].as_str().unwrap();
-    let ends: Vec<_> =
-        server.audit().into_iter().filter(|r| r["call_id"] == call && r["kind"] == "call").collect();
+    let ends = server.call_ends(call);
     assert_eq!(ends.len(), 1, "{ends:?}");
     assert_eq!(ends[0]["exit_status"], 130, "{ends:?}");
 }

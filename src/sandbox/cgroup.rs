@@ -13,8 +13,9 @@
 //! `cgroup.procs` where only `clone` is allowed) and joins the v1 ones by writing `0` to their
 //! `tasks` → after the call, [`CallCgroup::kill`] (the `cgroup.kill` file: no survivor, not even
 //! a `setsid`-ed grandchild), [`CallCgroup::wait_empty`], and drop removes the directories.
-//! Cgroups left behind by a supervisor that was killed are swept (their processes killed) when the
-//! next call creates its own.
+//! Cgroups left behind by a supervisor that was killed are swept (their processes killed) when a
+//! later call's cgroups are dropped: after that call's exit status was delivered, so the sweep's
+//! directory reads are not on the path a caller waits for.
 //!
 //! Where the v2 parent goes: the supervisor's own cgroup when it already delegates controllers,
 //! is the hierarchy's root, holds nobody but the supervisor, or is a delegated unit (systemd's
@@ -385,6 +386,8 @@ const CPU_PERIOD_US: u64 = 100_000;
 #[derive(Debug)]
 pub struct CallCgroup {
     v2: Option<(PathBuf, OwnedFd)>,
+    /// The v2 leaf has a `cgroup.kill` file (looked up once, at creation).
+    v2_kill: bool,
     /// The v2 leaf's `cgroup.procs`, for a child that cannot be cloned into it.
     v2_procs: Option<OwnedFd>,
     v1: Vec<PathBuf>,
@@ -398,7 +401,8 @@ impl CallCgroup {
         name: &str,
         limits: CgroupLimits,
     ) -> Result<CallCgroup, CgroupError> {
-        let mut cg = CallCgroup { v2: None, v2_procs: None, v1: Vec::new(), join: Vec::new() };
+        let mut cg =
+            CallCgroup { v2: None, v2_kill: false, v2_procs: None, v1: Vec::new(), join: Vec::new() };
         let v2 = |c: &str| support.v2_has(c);
         if support.v2_dir.is_some() {
             let dir = leaf_in(&prepare(support)?, name)?;
@@ -420,6 +424,7 @@ impl CallCgroup {
                 .open(&procs)
                 .map_err(cg_err(&procs))?;
             cg.v2_procs = Some(procs_fd.into());
+            cg.v2_kill = dir.join("cgroup.kill").exists();
             cg.v2 = Some((dir, fd.into()));
         }
         if let (Some(base), Some(n), false) = (&support.v1_pids, limits.processes, v2("pids")) {
@@ -471,17 +476,14 @@ impl CallCgroup {
 
     /// Whether `kill` is atomic for the whole tree.
     pub fn has_kill(&self) -> bool {
-        self.v2.as_ref().is_some_and(|(d, _)| d.join("cgroup.kill").exists())
+        self.v2.is_some() && self.v2_kill
     }
 
     /// Kills every process of the call. With `cgroup.kill` this is one write; otherwise every
     /// pid listed in the v1 hierarchies is sent SIGKILL until none is left.
     pub fn kill(&self) -> std::io::Result<()> {
-        if let Some((dir, _)) = &self.v2 {
-            let kill = dir.join("cgroup.kill");
-            if kill.exists() {
-                return write_file(&kill, "1").map_err(|e| e.source);
-            }
+        if let Some((dir, _)) = self.v2.as_ref().filter(|_| self.v2_kill) {
+            return write_file(&dir.join("cgroup.kill"), "1").map_err(|e| e.source);
         }
         for _ in 0..100 {
             let pids = self.pids();
@@ -531,14 +533,18 @@ impl CallCgroup {
 }
 
 impl Drop for CallCgroup {
+    /// Removes the call's directories, then sweeps their `hullward/` parents of dead
+    /// supervisors' cgroups.
     fn drop(&mut self) {
         self.join.clear();
         self.v2_procs = None;
-        if let Some((dir, _)) = self.v2.take() {
+        let dirs: Vec<PathBuf> =
+            self.v2.take().map(|(d, _)| d).into_iter().chain(self.v1.drain(..)).collect();
+        for dir in &dirs {
             let _ = std::fs::remove_dir(dir);
         }
-        for dir in self.v1.drain(..) {
-            let _ = std::fs::remove_dir(dir);
+        for parent in dirs.iter().filter_map(|d| d.parent()) {
+            sweep_stale(parent);
         }
     }
 }
@@ -549,17 +555,11 @@ fn cpu_quota(millis: u64) -> u64 {
     (millis * CPU_PERIOD_US / 1000).max(1000)
 }
 
-/// `base/hullward`, created when missing (and swept of dead calls' cgroups when present).
+/// `base/hullward`, created when missing.
 fn hullward_dir(base: &Path) -> Result<PathBuf, CgroupError> {
     let parent = base.join("hullward");
-    match std::fs::create_dir(&parent) {
-        Ok(()) => Ok(parent),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            sweep_stale(&parent);
-            Ok(parent)
-        }
-        Err(e) => Err(CgroupError { path: parent, source: e }),
-    }
+    make_dir(&parent)?;
+    Ok(parent)
 }
 
 fn leaf_in(parent: &Path, name: &str) -> Result<PathBuf, CgroupError> {
@@ -618,6 +618,28 @@ fn write_file(path: &Path, value: &str) -> Result<(), CgroupError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dropping_a_calls_cgroups_sweeps_the_dead_supervisors_leaves_beside_them() {
+        let parent = tempfile::tempdir().unwrap();
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        let me = std::process::id();
+        let stale = parent.path().join(format!("call-{dead}-0-00000000"));
+        let live = parent.path().join(format!("call-{me}-1-00000000"));
+        let mine = parent.path().join(format!("call-{me}-2-00000000"));
+        let other = parent.path().join("not-a-call");
+        for d in [&stale, &live, &mine, &other] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let cg =
+            CallCgroup { v2: None, v2_kill: false, v2_procs: None, v1: vec![mine.clone()], join: Vec::new() };
+        drop(cg);
+        assert!(!mine.exists(), "the call's own leaf is removed");
+        assert!(!stale.exists(), "a dead supervisor's leaf is swept");
+        assert!(live.exists() && other.exists(), "a live supervisor's leaf and foreign entries stay");
+    }
 
     #[test]
     fn own_cgroup_lines_of_a_hybrid_host() {

@@ -19,6 +19,14 @@
 //! [`Index`] → [`Store::save`] when it differs. A missing, foreign or unreadable index file is a
 //! full walk, never an error; the directory is 0700 and hidden from every program like the rest
 //! of hullward's state.
+//!
+//! A long-lived process (`serve`, `mcp`) calls [`keep_in_memory`] once: from then on the indexes
+//! it loaded or wrote are kept in memory too, so a call reads no index file, and the file is
+//! written on a thread of its own, after the call has moved on. The memory copy is exactly what
+//! the file would say (the same [`Index`], for the same fingerprint), and replaying any index —
+//! older than the file or not — is as safe as replaying the file: every listing is trusted only
+//! while its directory's ctime is the recorded one. A file write lost when the process dies
+//! costs the next process one full walk, nothing else.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -28,6 +36,8 @@ use std::io::{self, Write as _};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::masks::{Entry, Listed, MaskKind};
 
@@ -86,12 +96,30 @@ impl Index {
     }
 }
 
+/// Whether this process keeps its indexes in memory (see [`keep_in_memory`]).
+static IN_MEMORY: AtomicBool = AtomicBool::new(false);
+
+/// The indexes this process loaded or wrote, by file: the fingerprint they are for and the index.
+type Memory = Mutex<HashMap<PathBuf, (Vec<u8>, Arc<Index>)>>;
+
+fn memory() -> &'static Memory {
+    static MEMORY: OnceLock<Memory> = OnceLock::new();
+    MEMORY.get_or_init(Memory::default)
+}
+
+/// From now on, this process keeps the indexes it loads and writes in memory, and writes the
+/// files in the background (a long-lived server: see the module documentation).
+pub fn keep_in_memory() {
+    IN_MEMORY.store(true, Ordering::Relaxed);
+}
+
 /// Where the index of one walk (one set of roots and rules) is kept.
 #[derive(Debug)]
 pub struct Store {
     dir: PathBuf,
     file: PathBuf,
     fingerprint: Vec<u8>,
+    in_memory: bool,
 }
 
 impl Store {
@@ -101,12 +129,34 @@ impl Store {
         fingerprint.hash(&mut h);
         let dir = state_dir.join("index");
         let file = dir.join(format!("{:016x}", h.finish()));
-        Store { dir, file, fingerprint }
+        Store { dir, file, fingerprint, in_memory: IN_MEMORY.load(Ordering::Relaxed) }
     }
 
-    /// The recorded index, when there is one for exactly this fingerprint, written by this user
-    /// and writable by nobody else.
-    pub fn load(&self) -> Option<Index> {
+    /// The recorded index, when there is one for exactly this fingerprint (in memory, or in a
+    /// file written by this user and writable by nobody else).
+    pub fn load(&self) -> Option<Arc<Index>> {
+        if !self.in_memory {
+            return self.load_file().map(Arc::new);
+        }
+        let kept = memory().lock().ok()?.get(&self.file).cloned();
+        if let Some((_, index)) = kept.filter(|(f, _)| *f == self.fingerprint) {
+            return Some(index);
+        }
+        let index = Arc::new(self.load_file()?);
+        self.remember(&index);
+        Some(index)
+    }
+
+    fn remember(&self, index: &Arc<Index>) {
+        if let Ok(mut kept) = memory().lock() {
+            if kept.len() >= MAX_FILES && !kept.contains_key(&self.file) {
+                kept.clear();
+            }
+            kept.insert(self.file.clone(), (self.fingerprint.clone(), index.clone()));
+        }
+    }
+
+    fn load_file(&self) -> Option<Index> {
         let bytes = std::fs::read(&self.file).ok()?;
         let meta = std::fs::metadata(&self.file).ok()?;
         if meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
@@ -119,9 +169,24 @@ impl Store {
         decode(&mut r)
     }
 
-    /// Writes `index` (a temporary file renamed over the old one), then removes the oldest
-    /// files beyond [`MAX_FILES`].
-    pub fn save(&self, index: &Index) -> io::Result<()> {
+    /// Records `index`: written to the file (a temporary file renamed over the old one, then the
+    /// oldest files beyond [`MAX_FILES`] removed) — in memory at once and the file on a thread
+    /// of its own when this process keeps its indexes in memory.
+    pub fn save(self, index: Index) -> io::Result<()> {
+        if !self.in_memory {
+            return self.write(&index);
+        }
+        let index = Arc::new(index);
+        self.remember(&index);
+        let spawned = std::thread::Builder::new().name("hullward-index".into()).spawn(move || {
+            if let Err(e) = self.write(&index) {
+                tracing::debug!("walk index not saved: {e}");
+            }
+        });
+        spawned.map(drop)
+    }
+
+    fn write(&self, index: &Index) -> io::Result<()> {
         DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
         let mut out = Vec::with_capacity(64 + index.len() * 96);
         out.extend_from_slice(MAGIC);
@@ -333,8 +398,8 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let store = Store::open(home.path(), b"roots and rules".to_vec());
         assert!(store.load().is_none());
-        store.save(&sample()).unwrap();
-        assert_eq!(store.load(), Some(sample()));
+        store.write(&sample()).unwrap();
+        assert_eq!(store.load().as_deref(), Some(&sample()));
         let other = Store::open(home.path(), b"other rules".to_vec());
         assert!(other.load().is_none());
         let meta = std::fs::metadata(home.path().join("index")).unwrap();
@@ -345,7 +410,7 @@ mod tests {
     fn a_damaged_or_foreign_index_is_ignored() {
         let home = tempfile::tempdir().unwrap();
         let store = Store::open(home.path(), b"f".to_vec());
-        store.save(&sample()).unwrap();
+        store.write(&sample()).unwrap();
         let bytes = std::fs::read(&store.file).unwrap();
         for cut in [0, 8, 20, bytes.len() / 2, bytes.len() - 1] {
             std::fs::write(&store.file, &bytes[..cut]).unwrap();
@@ -362,10 +427,32 @@ mod tests {
     }
 
     #[test]
+    fn a_process_that_keeps_its_indexes_in_memory_reads_them_back_without_the_file() {
+        let home = tempfile::tempdir().unwrap();
+        let open =
+            |fingerprint: &[u8]| Store { in_memory: true, ..Store::open(home.path(), fingerprint.to_vec()) };
+        assert!(open(b"f").load().is_none());
+        open(b"f").save(sample()).unwrap();
+        assert_eq!(open(b"f").load().as_deref(), Some(&sample()));
+        let file = open(b"f").file;
+        for _ in 0..500 {
+            if std::fs::metadata(&file).is_ok_and(|m| m.len() > 0) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let on_disk = Store::open(home.path(), b"f".to_vec());
+        assert_eq!(on_disk.load().as_deref(), Some(&sample()), "the file is written too");
+        std::fs::write(&file, b"damaged").unwrap();
+        assert_eq!(open(b"f").load().as_deref(), Some(&sample()), "memory is what this process wrote");
+        assert!(open(b"other").load().is_none(), "only for the same fingerprint");
+    }
+
+    #[test]
     fn old_index_files_are_pruned() {
         let home = tempfile::tempdir().unwrap();
         for i in 0..MAX_FILES + 5 {
-            Store::open(home.path(), format!("f{i}").into_bytes()).save(&Index::default()).unwrap();
+            Store::open(home.path(), format!("f{i}").into_bytes()).write(&Index::default()).unwrap();
         }
         assert_eq!(std::fs::read_dir(home.path().join("index")).unwrap().count(), MAX_FILES);
     }

@@ -331,9 +331,9 @@ pub fn scan_policy(policy: &Policy, roots: &[PathBuf]) -> Result<Snapshot, WalkE
     let spec = policy_spec(policy, roots, &hidden, true);
     let store = Store::open(&policy.session.state_dir, fingerprint(&spec));
     let recorded = store.load();
-    let (snapshot, index) = scan_indexed(&spec, recorded.as_ref())?;
+    let (snapshot, index) = scan_indexed(&spec, recorded.as_deref())?;
     if let Some(index) = index {
-        if let Err(e) = store.save(&index) {
+        if let Err(e) = store.save(index) {
             tracing::debug!("walk index not saved: {e}");
         }
     }
@@ -515,6 +515,14 @@ struct Walk<'a> {
     entries: AtomicUsize,
 }
 
+/// How many threads may walk at once: the CPUs this process may use, at most 8 — read once per
+/// process (finding it out reads the cgroup's CPU quota files: a dozen system calls per walk in a
+/// long-lived server). It only sizes the walk; no decision depends on it.
+fn walk_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
+}
+
 /// Pending directories above which more threads join the walk.
 const PARALLEL_THRESHOLD: usize = 32;
 
@@ -601,7 +609,7 @@ fn walk(
         found: Mutex::new(Found::default()),
         entries: AtomicUsize::new(0),
     };
-    let helpers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) - 1;
+    let helpers = walk_threads() - 1;
     std::thread::scope(|scope| {
         let mut spawned = 0;
         walk.work(|pending| {
@@ -1848,8 +1856,9 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let store = Store::open(home.path(), fingerprint(&spec));
         let (_, index) = scan_indexed(&spec, None).unwrap();
-        store.save(&index.unwrap()).unwrap();
-        let loaded = store.load().unwrap();
+        let loaded = Store::open(home.path(), fingerprint(&spec));
+        store.save(index.unwrap()).unwrap();
+        let loaded = loaded.load().unwrap();
         std::fs::write(root.join("a/.env"), "N=1").unwrap();
         let (after, _) = scan_indexed(&spec, Some(&loaded)).unwrap();
         assert!(after.masks.iter().any(|m| m.path == root.join("a/.env")), "{:?}", after.masks);

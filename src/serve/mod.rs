@@ -71,8 +71,10 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server in its serving phase with no call running.
+    /// A server in its serving phase with no call running. The process keeps its walk indexes
+    /// in memory from now on (`sandbox::index`): a call reads no index file.
     pub fn new(engine: Engine, options: Options) -> Arc<Server> {
+        crate::sandbox::index::keep_in_memory();
         Arc::new(Server {
             engine,
             options,

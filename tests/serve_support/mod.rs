@@ -99,6 +99,21 @@ impl Server {
         }
     }
 
+    /// The audit records that end call `call` (kind `call`). The engine writes a call's record
+    /// just after its exit event, so a client that has seen the exit event waits for it here
+    /// (bounded) instead of racing it.
+    pub fn call_ends(&self, call: &str) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let ends: Vec<Value> =
+                self.audit().into_iter().filter(|r| r["call_id"] == call && r["kind"] == "call").collect();
+            if !ends.is_empty() || start.elapsed() > WAIT {
+                return ends;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     pub fn audit(&self) -> Vec<Value> {
         std::fs::read_to_string(self.state.join("audit.jsonl"))
             .unwrap_or_default()
