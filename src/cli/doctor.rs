@@ -142,13 +142,8 @@ fn overlay_probe(policy: &crate::policy::Policy, plan: Option<&SandboxPlan>) -> 
     let mut plan = plan.clone();
     let call = format!("call-{}-doctor", std::process::id());
     let workspace = Workspace::prepare(&overlay, &call, &mut plan).map_err(|e| e.to_string())?;
-    // The probe names the remedy of the namespace layer after any refused mount; the plan's
-    // namespaces were proven already, so only the kernel's words for the overlay are kept, and
-    // overlayfs says why in the kernel log.
-    let tried = spawn::probe(&plan).map_err(|r| {
-        let cause = r.cause.split("; to allow it: ").next().unwrap_or_default();
-        format!("{cause} (overlayfs logs the reason to the kernel log: `dmesg | grep overlay`)")
-    });
+    // A refused overlay mount comes back with its own remedy (`spawn`'s classification).
+    let tried = spawn::probe(&plan).map_err(|r| r.cause);
     // Unsettled, the workspace removes its storage when dropped.
     drop(workspace);
     tried

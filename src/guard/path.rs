@@ -159,13 +159,25 @@ fn shown(policy: &Policy, path: &Path) -> String {
 /// laid out the same way), else to `/` — but not inside a package-managed tree outside those
 /// (`/usr` but `/usr/local`, `/nix`, `/snap`), where `run` applies no deny glob either.
 pub fn deny_match<'p>(policy: &'p Policy, path: &Path) -> Option<&'p GlobRule> {
+    deny_match_in(policy, &deny_bases(policy), path)
+}
+
+/// The directories [`deny_match`] takes patterns relative to, in order: the roots, then the
+/// read-only and walked `System` directories (one `stat` each; a caller with many paths to
+/// judge computes them once).
+pub fn deny_bases(policy: &Policy) -> Vec<PathBuf> {
     let mut bases = policy.roots();
     let read_only = policy.sandbox.read_only_dirs.iter().cloned().chain(walked_system(policy));
     bases.extend(read_only.filter(|d| d.is_dir()));
+    bases
+}
+
+/// [`deny_match`] with the bases computed by [`deny_bases`].
+pub fn deny_match_in<'p>(policy: &'p Policy, bases: &[PathBuf], path: &Path) -> Option<&'p GlobRule> {
     if package_managed(path) && !bases.iter().any(|b| path.starts_with(b)) {
         return None;
     }
-    policy.deny.match_covering(match_key(path, &bases))
+    policy.deny.match_covering(match_key(path, bases))
 }
 
 /// A write or delete inside a read-only directory (`--ro`, `Sandbox.ReadOnlyDirs`), which wins
@@ -197,8 +209,9 @@ pub fn check(policy: &Policy, op: Op, path: &Path, cwd: &Path) -> Decision {
         }
     };
 
+    let bases = deny_bases(policy);
     for candidate in [&written, &resolved] {
-        if let Some(rule) = deny_match(policy, candidate) {
+        if let Some(rule) = deny_match_in(policy, &bases, candidate) {
             return Decision::deny(
                 deny_rule_id(rule),
                 format!(
@@ -211,7 +224,7 @@ pub fn check(policy: &Policy, op: Op, path: &Path, cwd: &Path) -> Decision {
 
     if let Some(of) = hardlinks::denied_name(policy, &resolved) {
         return Decision::deny(
-            deny_match(policy, &of).map_or("fs-deny", deny_rule_id),
+            deny_match_in(policy, &bases, &of).map_or("fs-deny", deny_rule_id),
             format!(
                 "[DENIED] '{}': Path is blocked by a configured FileSystem deny rule (it is another name of '{}').",
                 shown(policy, &resolved),

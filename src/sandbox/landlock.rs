@@ -6,7 +6,7 @@
 //! requirement: nothing is silently dropped). The child adds its few own rules (the private tmpfs
 //! mounts exist only in its view) and calls `landlock_restrict_self` on that descriptor.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
@@ -143,7 +143,9 @@ pub fn create(plan: &LandlockPlan) -> Result<OwnedFd, LandlockError> {
     for rule in &plan.rules {
         let fd = PathFd::new(&rule.path)
             .map_err(|source| LandlockError::Path { path: rule.path.clone(), source })?;
-        let is_dir = std::fs::metadata(&rule.path).map(|m| m.is_dir()).unwrap_or(false);
+        // The type of the inode just opened (one `fstat`), not of whatever the path names now.
+        let is_dir = rustix::fs::fstat(fd.as_fd())
+            .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir());
         created = created.add_rule(PathBeneath::new(fd, file_rights(rule.grant, is_dir))).map_err(err)?;
     }
     for rule in &plan.entries {

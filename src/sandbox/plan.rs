@@ -858,14 +858,12 @@ fn add_read_only_masks(
 ) -> Result<(), PlanError> {
     let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.iter().cloned().partition(|p| p.is_dir());
     let found = if dirs.is_empty() { Snapshot::default() } else { masks::scan_policy(policy, &dirs)? };
-    // The bases `guard::path::deny_match` takes a pattern relative to — the roots, then the
-    // read-only and walked `System` directories, in that order — are `dirs` after the roots:
-    // computed once here rather than stat'ing every directory again for each file.
-    let bases = [policy.roots(), dirs.clone()].concat();
+    // The bases once for all the files, rather than stat'ing every directory again for each.
+    let bases = crate::guard::path::deny_bases(policy);
     let denied_files: Vec<Mask> = files
         .iter()
         .filter_map(|f| {
-            let rule = policy.deny.match_covering(crate::policy::globs::match_key(f, &bases))?;
+            let rule = crate::guard::path::deny_match_in(policy, &bases, f)?;
             Some(Mask {
                 path: f.clone(),
                 kind: MaskKind::File,

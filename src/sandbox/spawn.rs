@@ -351,6 +351,21 @@ fn classify(plan: &SandboxPlan, ops: &[child::MountOp], step: &StepError) -> Spa
             SpawnError::Refused { layer: Layer::Masks, text }
         }
         Stage::Landlock if refusal => SpawnError::Refused { layer: Layer::Landlock, text },
+        // The namespaces work; the overlay's upper layer is what the kernel refused (an upper
+        // directory on a filesystem that cannot hold one, such as another overlayfs).
+        Stage::Mount
+            if refusal
+                && matches!(op, Some(child::MountOp::Fs { fstype, .. }) if fstype.as_bytes() == b"overlay") =>
+        {
+            SpawnError::Refused {
+                layer: Layer::Namespaces,
+                text: format!(
+                    "{text}; the kernel's reason is in `dmesg` (an upper layer on an overlayfs or a filesystem \
+                     without xattrs is refused): put HULLWARD_HOME on the root's own filesystem, or use \
+                     --workspace direct"
+                ),
+            }
+        }
         Stage::Unshare | Stage::IdMap | Stage::Loopback | Stage::Mount if refusal => {
             let hint = plan.kernel.namespace_remedy();
             SpawnError::Refused { layer: Layer::Namespaces, text: format!("{text}; to allow it: {hint}") }
