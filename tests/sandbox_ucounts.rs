@@ -278,3 +278,25 @@ fn explain_and_doctor_say_where_the_counters_are_charged() {
     let report: serde_json::Value = serde_json::from_str(&doctor.stdout).unwrap();
     assert!(report["counters"].as_str().unwrap().contains("at most half"), "{doctor}");
 }
+
+#[test]
+fn the_child_s_user_namespace_has_half_of_the_callers_notify_limits() {
+    let sb = Sandbox::new();
+    let names = ["max_inotify_instances", "max_inotify_watches", "max_fanotify_groups", "max_fanotify_marks"];
+    let host: Vec<Option<u64>> = names
+        .iter()
+        .map(|n| {
+            std::fs::read_to_string(format!("/proc/sys/user/{n}")).ok().and_then(|v| v.trim().parse().ok())
+        })
+        .collect();
+    let script: String =
+        names.iter().map(|n| format!("echo {n}=$(cat /proc/sys/user/{n} 2>/dev/null); ")).collect();
+    let out = sb.run(&[], &["sh", "-c", &script]);
+    out.expect_code(0);
+    for (name, host) in names.iter().zip(host) {
+        let Some(host) = host else { continue };
+        let inside: u64 =
+            out.value(name).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{name}\n{out}"));
+        assert_eq!(inside, (host / 2).max(1), "{name}\n{out}");
+    }
+}
