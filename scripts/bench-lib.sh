@@ -57,3 +57,24 @@ for d in range((files + per_dir - 1) // per_dir):
 PY
   touch "$dir/.done"
 }
+
+# Makes DIR a git repository of FILES small files (50 packages of directories of 500), all
+# committed and clean: the `git status` workload of bench-work and bench-overlay. Built once
+# and reused while DIR/.done exists.
+make_git_repo() {
+  local repo=$1 files=$2
+  [ -e "$repo/.done" ] && return
+  rm -rf "$repo" && mkdir -p "$repo"
+  python3 - "$repo" "$files" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, f"pkg{i % 50}", f"mod{i // 500}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"file{i}.txt"), "w") as f:
+        f.write(f"line {i}\n")
+PY
+  (cd "$repo" && /usr/bin/git init -q && /usr/bin/git add -A \
+    && /usr/bin/git -c user.name=b -c user.email=b@b commit -qm init)
+  touch "$repo/.done"
+}

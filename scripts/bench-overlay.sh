@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The cost of `--workspace overlay` next to `direct`, in ONE hyperfine run per workload (the
-# machine may be shared: only ratios within a run mean anything).
+# machine may be shared: only differences within a run mean anything), with the load average
+# and the CPU time (user + sys of the whole tree).
 #
 #   scripts/bench-overlay.sh [RUNS]     (default 10; BIN=path/to/hullward to compare builds)
 #
-# Workloads (generated under target/bench-overlay):
+# Workloads (generated under target/bench-overlay; the git repository is bench-work's, shared):
 #   true         `hullward run -- /bin/true` (a call that writes nothing)
+#   git-status   `git status --porcelain` in a 50k-file repository (committed, clean: a call
+#                that reads a lot and writes nothing)
 #   c-build      `make -j2` of 200 small C files, from clean; the overlay run applies its
 #                201 objects and the program after the call
 #   apply-10k    a call that rewrites 10,000 files, applied after it (direct: written in place)
 # Targets (issue 13): overlay adds < 2 ms to a call that writes nothing, < 10 % to a build.
-# Needs root, gcc, make; installs hyperfine.
+# Needs root, git, gcc, make; installs hyperfine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
@@ -23,16 +26,39 @@ mkdir -p "$work/home" "$work/true"
 export HULLWARD_HOME=$work/home
 hw="$BIN run --hitl off --timeout 10m"
 
-echo "== run /bin/true: direct vs overlay"
-hyperfine -N -w 3 -r "$runs" \
+# One workload: NAME, then hyperfine's options; the commands are named direct and overlay.
+# Prints the medians, overlay's difference to direct (ms and %), and the CPU of both.
+pair() {
+  local name=$1 load
+  shift
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  hyperfine -N --export-json "$work/$name.json" "$@" >/dev/null
+  python3 - "$work/$name.json" "$name" "$load" <<'PY'
+import json, sys
+res = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+d = res["direct"]
+print(f"{sys.argv[2]} (load {sys.argv[3]}):")
+for k, r in res.items():
+    cpu, dcpu = r["user"] + r["system"], d["user"] + d["system"]
+    print(f"  {k:>8}: median {r['median']*1000:9.1f} ms ({(r['median']-d['median'])*1000:+8.1f} ms,"
+          f" {(r['median']/d['median']-1)*100:+6.1f} %)   cpu {cpu*1000:9.1f} ms ({(cpu-dcpu)*1000:+8.1f} ms)")
+PY
+}
+
+pair true -w 3 -r "$runs" \
   -n direct "$hw --root $work/true -- /bin/true" \
   -n overlay "$hw --root $work/true --workspace overlay -- /bin/true"
+
+repo=$PWD/target/bench-work/repo-50000
+make_git_repo "$repo" 50000
+(cd "$repo" && pair git-status -w 2 -r "$((runs < 5 ? runs : 5))" \
+  -n direct "$hw --root $repo -- /usr/bin/git status --porcelain" \
+  -n overlay "$hw --root $repo --workspace overlay -- /usr/bin/git status --porcelain")
 
 cbuild=$work/cbuild
 mkdir -p "$cbuild"
 make_c_project "$cbuild"
-echo "== make -j2 of 200 C files (from clean): direct vs overlay (with the apply)"
-hyperfine -N -w 1 -r "$((runs < 3 ? runs : 3))" \
+pair c-build -w 1 -r "$((runs < 3 ? runs : 3))" \
   -p "make -s -C $cbuild clean" \
   -n direct "$hw --root $cbuild -- /usr/bin/make -s -j2" \
   -n overlay "$hw --root $cbuild --workspace overlay -- /usr/bin/make -s -j2"
@@ -49,8 +75,8 @@ for i in range(10000):
         f.write(f"line {i}\n")
 PY
 script='for d in d*; do for f in $d/*.txt; do echo changed >> $f; done; done'
-echo "== a call that rewrites 10,000 files: direct vs overlay (with the apply)"
-hyperfine -N -w 1 -r 3 \
+pair apply-10k -w 1 -r 3 \
   -n direct "$hw --root $many -- /bin/sh -c '$script'" \
   -n overlay "$hw --root $many --workspace overlay -- /bin/sh -c '$script'"
 echo "backups kept: $(du -sh "$HULLWARD_HOME/backups" | cut -f1) (capped at 1 GiB)"
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"

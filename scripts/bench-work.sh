@@ -26,20 +26,7 @@ python=/usr/bin/python3
 bwrap_cmd="bwrap --ro-bind / / --dev /dev --bind $work $work --unshare-net --die-with-parent"
 
 repo=$work/repo-$FILES
-if [ ! -e "$repo/.done" ]; then
-  rm -rf "$repo" && mkdir -p "$repo"
-  python3 - "$repo" "$FILES" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, f"pkg{i % 50}", f"mod{i // 500}")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, f"file{i}.txt"), "w") as f:
-        f.write(f"line {i}\n")
-PY
-  (cd "$repo" && $git init -q && $git add -A && $git -c user.name=b -c user.email=b@b commit -qm init)
-  touch "$repo/.done"
-fi
+make_git_repo "$repo" "$FILES"
 
 cbuild=$work/cbuild
 if [ ! -e "$cbuild/.done" ]; then

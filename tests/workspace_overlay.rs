@@ -5,7 +5,8 @@
 //! denied directory) while their neighbours do, a file the host changed during the call keeps
 //! the host's version, undo restores and refuses when the host changed a file since, an
 //! ephemeral call leaves the tree identical, a held call is reviewed, applied or discarded, and a
-//! hullward SIGKILLed mid-apply is finished by the next one from its journal.
+//! hullward SIGKILLed mid-apply is finished by the next one from its journal, and the storage of
+//! calls that wrote nothing is gone once the next hullward ran, even after a SIGKILL.
 
 #[path = "support/sandbox.rs"]
 mod support;
@@ -363,4 +364,57 @@ fn a_root_with_a_mount_point_inside_is_refused_with_exit_3_and_its_neighbour_run
     assert!(out.stderr.contains(&sb.root.join("mnt").display().to_string()), "{out}");
     // The same root without the mount runs.
     sb.run(&["--workspace", "overlay"], &["/bin/true"]).expect_code(0);
+}
+
+/// The names in `dir` (none when it does not exist).
+fn names(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<String> =
+        entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn storage_of_calls_that_wrote_nothing_is_removed_by_the_next_hullward_even_after_a_sigkill() {
+    let sb = Sandbox::new();
+    sb.write("kept.txt", "untouched\n");
+    let (workspace, discarded) = (hw_home(&sb).join("workspace"), hw_home(&sb).join("discarded"));
+    // A call that writes nothing: its storage leaves the workspace when it ends, and the next
+    // call removes it while it runs.
+    sb.run(&["--workspace", "overlay"], &["cat", "kept.txt"]).expect_code(0);
+    assert_eq!(names(&workspace), Vec::<String>::new());
+    let first = names(&discarded);
+    assert_eq!(first.len(), 1, "{first:?}");
+    sb.run(&["--workspace", "overlay"], &["cat", "kept.txt"]).expect_code(0);
+    let second = names(&discarded);
+    assert!(second.len() == 1 && second != first, "the first call's storage is gone: {first:?} {second:?}");
+
+    // The supervisor SIGKILLed right after the program exited, before it looked at the layer.
+    let out = support::output(
+        sb.run_cmd(&["--workspace", "overlay"], &["cat", "kept.txt"])
+            .env("HULLWARD_TEST_KILL_BEFORE_FINISH", "1"),
+    );
+    assert_eq!(out.code, 128 + libc::SIGKILL, "{out}");
+    assert_eq!(names(&workspace).len(), 1, "the killed call's storage is still there");
+    let next = support::output(sb.hullward().arg("backups"));
+    next.expect_code(0);
+    assert!(!next.stderr.contains("held"), "a call that wrote nothing is not held for review\n{next}");
+    assert_eq!(names(&workspace), Vec::<String>::new(), "{next}");
+    assert_eq!(names(&discarded), Vec::<String>::new(), "{next}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(&hw_home(&sb).display().to_string()), "no overlay left mounted\n{mounts}");
+    assert_eq!(sb.read("kept.txt").as_deref(), Some("untouched\n"));
+
+    // The neighbour: a killed call that did write is held, not thrown away.
+    let out = support::output(
+        sb.run_cmd(&["--workspace", "overlay"], &["sh", "-c", "echo new > made.txt"])
+            .env("HULLWARD_TEST_KILL_BEFORE_FINISH", "1"),
+    );
+    assert_eq!(out.code, 128 + libc::SIGKILL, "{out}");
+    let next = support::output(sb.hullward().arg("backups"));
+    next.expect_code(0);
+    assert!(next.stderr.contains("they are held"), "{next}");
+    assert_eq!(names(&workspace).len(), 1, "{next}");
+    assert!(!sb.exists("made.txt"));
 }

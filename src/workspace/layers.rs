@@ -41,6 +41,14 @@ pub struct Layer {
     pub work: PathBuf,
 }
 
+impl Layer {
+    /// Whether the program left nothing in the upper layer (nothing to judge, apply or hold).
+    /// An upper layer that cannot be read counts as written: the judge then reports why.
+    pub fn untouched(&self) -> bool {
+        std::fs::read_dir(&self.upper).is_ok_and(|mut entries| entries.next().is_none())
+    }
+}
+
 /// Whether this kernel offers overlayfs (`/proc/filesystems`).
 pub fn overlayfs_available() -> bool {
     std::fs::read_to_string("/proc/filesystems")
@@ -102,9 +110,8 @@ pub fn create(dir: &Path, roots: &[PathBuf]) -> Result<Vec<Layer>, WorkspaceErro
         }
         let base = dir.join(format!("layer-{n}"));
         let layer = Layer { root: root.clone(), upper: base.join("upper"), work: base.join("work") };
-        for d in [&layer.upper, &layer.work] {
+        for d in [&base, &layer.upper, &layer.work] {
             std::fs::DirBuilder::new()
-                .recursive(true)
                 .mode(0o700)
                 .create(d)
                 .map_err(|e| WorkspaceError::io("creating the overlay's storage", d, e))?;

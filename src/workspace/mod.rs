@@ -14,9 +14,12 @@
 //!
 //! Layout: `$HULLWARD_HOME/workspace/CALL/{call.json, started, layer-N/{upper,work},
 //! apply.json, progress}` while a call runs or is held; `$HULLWARD_HOME/backups/CALL/` once
-//! applied.
+//! applied; `$HULLWARD_HOME/discarded/CALL/` once nothing in it is to be kept, until the next
+//! hullward removes it ([`discarded`]). A call whose upper layers are empty is neither judged
+//! nor journalled.
 
 pub mod backups;
+pub mod discarded;
 pub mod journal;
 pub mod judge;
 pub mod layers;
@@ -113,8 +116,12 @@ fn read_record(dir: &Path) -> Option<CallRecord> {
 
 /// Removes a call's storage. overlayfs leaves directories of mode 000 in its work directory
 /// (`work/work`, `incompat/volatile`), which a caller without `CAP_DAC_OVERRIDE` must open up
-/// before it can list them: each directory is made 0700 before it is read.
+/// before it can list them: when the plain removal fails, each directory is made 0700 before it
+/// is read, and the removal is tried again.
 fn remove_storage(dir: &Path) {
+    if std::fs::remove_dir_all(dir).is_ok() {
+        return;
+    }
     fn open_up(dir: &Path) {
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -133,6 +140,8 @@ pub struct Workspace {
     record: CallRecord,
     review: bool,
     settled: bool,
+    /// Empties what earlier calls discarded while this one runs.
+    cleaner: discarded::Cleaner,
 }
 
 impl Workspace {
@@ -180,6 +189,7 @@ impl Workspace {
             },
             review: policy.session.review,
             settled: false,
+            cleaner: discarded::Cleaner::start(discarded::dir(&policy.session.state_dir)),
         };
         let marker = dir.join("started");
         std::fs::write(&marker, b"")
@@ -194,8 +204,16 @@ impl Workspace {
     /// walk of the roots before the call.
     pub fn finish(mut self, policy: &Policy, lower: &Snapshot, say: &dyn Fn(&str)) {
         self.settled = true;
+        if std::env::var_os("HULLWARD_TEST_KILL_BEFORE_FINISH").is_some() {
+            let _ = crate::sandbox::sys::kill(std::process::id() as libc::pid_t, libc::SIGKILL);
+        }
+        self.cleaner.join();
         if self.record.ephemeral {
-            remove_storage(&self.dir);
+            if self.record.layers.iter().all(Layer::untouched) {
+                discarded::later(&discarded::dir(&policy.session.state_dir), &self.dir);
+            } else {
+                remove_storage(&self.dir);
+            }
             say("hullward: ephemeral workspace: the call's changes were thrown away");
             return;
         }
@@ -246,6 +264,10 @@ pub fn apply(
     lower: &Snapshot,
     say: &dyn Fn(&str),
 ) -> Result<Applied, WorkspaceError> {
+    if record.layers.iter().all(Layer::untouched) {
+        discarded::later(&discarded::dir(&policy.session.state_dir), dir);
+        return Ok(Applied::default());
+    }
     let marker = dir.join("started");
     let started = Started::of(&marker).map_err(|e| WorkspaceError::io("reading", &marker, e))?;
     let paths = BackupPaths { dir: backups_dir(policy).join(&record.call) };
@@ -293,7 +315,7 @@ fn complete(
     };
     report(&roots, &record.call, &applied, say);
     audit_refused(policy, &roots, &record.call, &applied.refused, say);
-    remove_storage(dir);
+    discarded::later(&discarded::dir(&policy.session.state_dir), dir);
     for pruned in backups::prune(&backups_dir(policy), BACKUP_CAP_BYTES) {
         say(&format!(
             "hullward: backups of call {pruned} removed (the backups exceed {BACKUP_CAP_BYTES} bytes)"
@@ -369,11 +391,13 @@ fn audit_refused(policy: &Policy, roots: &[PathBuf], call: &str, refused: &[Refu
 }
 
 /// Finishes what supervisors that died left in the workspace: an interrupted apply is taken to
-/// its end from its journal; an overlay call that died before its apply is held for review;
-/// an ephemeral one is thrown away.
+/// its end from its journal; an overlay call that died before its apply is held for review,
+/// unless it wrote nothing; an ephemeral one is thrown away. What earlier calls discarded is
+/// removed here, except in a call with a workspace layer, which removes it while it runs
+/// ([`discarded`]).
 pub fn recover(policy: &Policy, say: &dyn Fn(&str)) {
-    let Ok(entries) = std::fs::read_dir(workspace_dir(policy)) else { return };
-    for entry in entries.flatten() {
+    let trash = discarded::dir(&policy.session.state_dir);
+    for entry in std::fs::read_dir(workspace_dir(policy)).into_iter().flatten().flatten() {
         let dir = entry.path();
         let Some(mut record) = read_record(&dir) else { continue };
         if record.pid == std::process::id() || crate::sandbox::sys::process_exists(record.pid as libc::pid_t)
@@ -391,8 +415,8 @@ pub fn recover(policy: &Policy, say: &dyn Fn(&str)) {
             let failed = journal::run(&files, &journal, done);
             complete(policy, &dir, &record, &journal, failed, say);
             say(&format!("hullward: the apply of call {} was finished", record.call));
-        } else if record.ephemeral {
-            remove_storage(&dir);
+        } else if record.ephemeral || (!record.held && record.layers.iter().all(Layer::untouched)) {
+            discarded::later(&trash, &dir);
         } else if !record.held {
             record.held = true;
             if write_record(&dir, &record).is_ok() {
@@ -402,6 +426,9 @@ pub fn recover(policy: &Policy, say: &dyn Fn(&str)) {
                 ));
             }
         }
+    }
+    if policy.sandbox.workspace == WorkspaceMode::Direct {
+        discarded::empty(&trash);
     }
 }
 
