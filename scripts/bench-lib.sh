@@ -78,3 +78,20 @@ PY
     && /usr/bin/git -c user.name=b -c user.email=b@b commit -qm init)
   touch "$repo/.done"
 }
+
+# Prints one hyperfine JSON export (FILE) as NAME (load LOAD): each command's median and CPU, and
+# their difference to the command named BASE, in ms and in %.
+report_against() {
+  python3 - "$@" <<'PY'
+import json, sys
+path, name, load, base = sys.argv[1:5]
+res = {r["command"]: r for r in json.load(open(path))["results"]}
+b = res[base]
+print(f"{name} (load {load}):")
+for k, r in res.items():
+    cpu, bcpu = r["user"] + r["system"], b["user"] + b["system"]
+    print(f"  {k:>9}: median {r['median']*1000:9.1f} ms ({(r['median']-b['median'])*1000:+8.1f} ms,"
+          f" {(r['median']/b['median']-1)*100:+6.1f} %)   cpu {cpu*1000:9.1f} ms ({(cpu-bcpu)*1000:+8.1f} ms,"
+          f" {(cpu/bcpu-1)*100:+6.1f} %)")
+PY
+}

@@ -33,16 +33,7 @@ pair() {
   shift
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   hyperfine -N --export-json "$work/$name.json" "$@" >/dev/null
-  python3 - "$work/$name.json" "$name" "$load" <<'PY'
-import json, sys
-res = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-d = res["direct"]
-print(f"{sys.argv[2]} (load {sys.argv[3]}):")
-for k, r in res.items():
-    cpu, dcpu = r["user"] + r["system"], d["user"] + d["system"]
-    print(f"  {k:>8}: median {r['median']*1000:9.1f} ms ({(r['median']-d['median'])*1000:+8.1f} ms,"
-          f" {(r['median']/d['median']-1)*100:+6.1f} %)   cpu {cpu*1000:9.1f} ms ({(cpu-dcpu)*1000:+8.1f} ms)")
-PY
+  report_against "$work/$name.json" "$name" "$load" direct
 }
 
 pair true -w 3 -r "$runs" \

@@ -42,16 +42,7 @@ bench() {
   (cd "$dir" && hyperfine -N --warmup 2 --runs "$runs" --prepare "$prepare" \
     --export-json "$work/$name.json" \
     -n bare "$cmd" -n hullward "$BIN run -- $cmd" -n bwrap "$bwrap_cmd $cmd" >/dev/null)
-  python3 - "$work/$name.json" "$name" "$load" <<'PY'
-import json, sys
-res = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-b = res["bare"]
-print(f"{sys.argv[2]} (load {sys.argv[3]}):")
-for k, r in res.items():
-    cpu, bcpu = r["user"] + r["system"], b["user"] + b["system"]
-    print(f"  {k:>9}: median {r['median']*1000:8.1f} ms ({(r['median']/b['median']-1)*100:+6.1f} %)"
-          f"   cpu {cpu*1000:8.1f} ms ({(cpu/bcpu-1)*100:+6.1f} %)")
-PY
+  report_against "$work/$name.json" "$name" "$load" bare
 }
 
 bench git-status "$repo" "true" "$git status --porcelain"
