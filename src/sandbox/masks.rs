@@ -316,11 +316,13 @@ pub fn walked_system(policy: &Policy) -> Vec<PathBuf> {
         .iter()
         .map(PathBuf::from)
         .filter(|w| system.iter().any(|s| package_managed(s) && w.starts_with(s)) && w.is_dir());
-    let mut walked: Vec<PathBuf> =
-        system.iter().filter(|s| !package_managed(s)).cloned().chain(inside).collect();
-    walked.sort();
-    walked.dedup();
-    walked.retain(|s| !trees.iter().any(|t| s.starts_with(t) || t.starts_with(s)));
+    let mut walked: Vec<PathBuf> = Vec::new();
+    // In the policy's order: `check path` takes a pattern relative to the first that holds a path.
+    for s in system.iter().filter(|s| !package_managed(s)).cloned().chain(inside) {
+        if !walked.contains(&s) && !trees.iter().any(|t| s.starts_with(t) || t.starts_with(&s)) {
+            walked.push(s);
+        }
+    }
     walked
 }
 
