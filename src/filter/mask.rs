@@ -25,11 +25,13 @@
 //! **Speed.** The automaton is built on the first search of a text longer than [`NAIVE_MAX`];
 //! shorter ones before that are searched value by value (most calls print little). Overlapping
 //! Aho–Corasick search has no prefilter of its own once there are many patterns, so the
-//! [`Matcher`] samples the haystack first: every secret is at least
-//! [`MIN_SAMPLED_LEN`] bytes long, so each of its occurrences contains a whole 4-byte block aligned
-//! to a multiple of 4 (8-byte blocks when all are at least [`WIDE_SAMPLED_LEN`] long). Only blocks
-//! that occur somewhere in a secret (a bitmap, then an exact set) open a window of `2M` bytes around them for the automaton; everything else is skipped
-//! four bytes at a time. The sample can only add windows, never drop an occurrence.
+//! [`Matcher`] samples the haystack first: every secret is at least [`MIN_SAMPLED_LEN`] bytes long,
+//! so each of its occurrences contains a whole 4-byte block starting at a multiple of the stride
+//! (8-byte blocks when all are at least [`WIDE_SAMPLED_LEN`] long; the stride is the shortest
+//! secret's length minus the block's plus one, so a set of 40-byte tokens is looked up every 33
+//! bytes). Only blocks that occur somewhere in a secret (a bitmap, then an exact set) open a
+//! window of `2M` bytes around them for the automaton; everything else is skipped a stride at a
+//! time. The sample can only add windows, never drop an occurrence.
 
 use std::sync::{Arc, OnceLock};
 
@@ -165,36 +167,21 @@ impl Matcher {
             search(0, hay.len());
             return;
         };
-        let m = self.max_len;
+        let (m, w) = (self.max_len, sample.width);
         let mut window: Option<(usize, usize)> = None;
-        // Span by span: a tight pass notes the blocks the bitmap does not rule out, then each is
-        // checked exactly and widened into a window for the automaton.
-        let w = sample.width;
-        let mut maybe = [0u16; SAMPLE_SPAN / 4];
-        for (n, span) in hay.chunks(SAMPLE_SPAN).enumerate() {
-            let mut count = 0;
-            for (i, block) in span.chunks_exact(w).enumerate() {
-                if sample.may_contain(gram(block)) {
-                    maybe[count] = i as u16;
-                    count += 1;
+        // Each block in a secret is widened into the window of every occurrence that could hold
+        // it; overlapping windows are merged, and each merged one is searched once.
+        sample.hits(hay, &mut |at| {
+            let (start, end) = ((at + w).saturating_sub(m), (at + m).min(hay.len()));
+            window = match window {
+                Some((s, e)) if start <= e => Some((s, end.max(e))),
+                Some((s, e)) => {
+                    search(s, e);
+                    Some((start, end))
                 }
-            }
-            for &i in &maybe[..count] {
-                let at = n * SAMPLE_SPAN + usize::from(i) * w;
-                if !sample.contains(gram(&hay[at..at + w])) {
-                    continue;
-                }
-                let (start, end) = ((at + w).saturating_sub(m), (at + m).min(hay.len()));
-                window = match window {
-                    Some((s, e)) if start <= e => Some((s, end.max(e))),
-                    Some((s, e)) => {
-                        search(s, e);
-                        Some((start, end))
-                    }
-                    None => Some((start, end)),
-                };
-            }
-        }
+                None => Some((start, end)),
+            };
+        });
         if let Some((s, e)) = window {
             search(s, e);
         }
@@ -217,31 +204,34 @@ impl Matcher {
     }
 }
 
-/// Bytes sampled per pass of [`Matcher::find`]: its block offsets fit a `u16`.
-const SAMPLE_SPAN: usize = 4096;
+/// Blocks looked up per tight pass of [`BlockSample::hits`] before the candidates are checked.
+const GROUP: usize = 512;
 
 /// The blocks of `width` bytes (8 when every secret is at least [`WIDE_SAMPLED_LEN`] long, else
 /// 4) that occur anywhere inside a secret: a bitmap for the fast "no", and the sorted blocks
-/// themselves for an exact answer. A secret of length `L` contains a whole block aligned to a
-/// multiple of the width wherever it lies when `L >= 2 * width - 1`.
+/// themselves for an exact answer.
+///
+/// Only the blocks starting at multiples of `stride` are looked up, `stride` being the shortest
+/// secret's length `L` minus `width - 1` (never less than `width`): an occurrence starting at `p`
+/// holds the sampled block at the first multiple of `stride` at or after `p` (at most
+/// `p + stride - 1`, so it ends by `p + L`). Longer secrets mean fewer lookups.
 struct BlockSample {
     width: usize,
+    stride: usize,
     bits: Vec<u64>,
     shift: u32,
     grams: Vec<u64>,
 }
 
-/// Secrets at least this long are sampled 8 bytes at a time (half the lookups of 4).
+/// Secrets at least this long are sampled 8 bytes at a time (fewer chance hits than 4).
 pub const WIDE_SAMPLED_LEN: usize = 15;
 
 /// A block of 4 or 8 bytes as a number.
 #[inline(always)]
 fn gram(block: &[u8]) -> u64 {
-    match *block {
-        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
-        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
-        _ => unreachable!("blocks are 4 or 8 bytes"),
-    }
+    let mut bytes = [0u8; 8];
+    bytes[..block.len()].copy_from_slice(block);
+    u64::from_le_bytes(bytes)
 }
 
 impl BlockSample {
@@ -254,8 +244,13 @@ impl BlockSample {
         // About 256 bits per block, between 8 KiB and 512 KiB of bitmap: few false "maybe"s while
         // the bitmap stays in cache.
         let log2 = (usize::BITS - grams.len().leading_zeros() + 8).clamp(16, 22);
-        let mut sample =
-            BlockSample { width, bits: vec![0; 1 << (log2 - 6)], shift: 64 - log2, grams: Vec::new() };
+        let mut sample = BlockSample {
+            width,
+            stride: min_len + 1 - width,
+            bits: vec![0; 1 << (log2 - 6)],
+            shift: 64 - log2,
+            grams: Vec::new(),
+        };
         for &g in &grams {
             let i = sample.slot(g);
             sample.bits[i >> 6] |= 1 << (i & 63);
@@ -279,6 +274,45 @@ impl BlockSample {
     /// Whether `gram` occurs in a secret.
     fn contains(&self, gram: u64) -> bool {
         self.grams.binary_search(&gram).is_ok()
+    }
+
+    /// Calls `hit` with the start of every sampled block of `hay` that occurs in a secret, in
+    /// increasing order.
+    fn hits(&self, hay: &[u8], hit: &mut impl FnMut(usize)) {
+        if self.width == 8 {
+            self.hits_of::<8>(hay, hit);
+        } else {
+            self.hits_of::<4>(hay, hit);
+        }
+    }
+
+    /// [`BlockSample::hits`] for blocks of `W` bytes, one at the start of each `stride` of `hay`
+    /// (and one in the tail shorter than a stride, when it holds `W` bytes). Group by group of
+    /// [`GROUP`] strides, a tight pass notes the blocks the bitmap does not rule out (a store
+    /// every block, no branch), then each of those is checked exactly.
+    fn hits_of<const W: usize>(&self, hay: &[u8], hit: &mut impl FnMut(usize)) {
+        let stride = self.stride;
+        let whole = hay.len() / stride;
+        let mut maybe = [0u16; GROUP];
+        for first in (0..whole).step_by(GROUP) {
+            let base = first * stride;
+            let group = &hay[base..whole.min(first + GROUP) * stride];
+            let mut count = 0;
+            for (i, block) in group.chunks_exact(stride).enumerate() {
+                maybe[count % GROUP] = i as u16;
+                count += usize::from(self.may_contain(gram(&block[..W])));
+            }
+            for &i in &maybe[..count] {
+                let at = base + usize::from(i) * stride;
+                if self.contains(gram(&hay[at..at + W])) {
+                    hit(at);
+                }
+            }
+        }
+        let at = whole * stride;
+        if hay.len() - at >= W && self.contains(gram(&hay[at..at + W])) {
+            hit(at);
+        }
     }
 }
 
@@ -588,14 +622,18 @@ mod tests {
         assert_eq!(short.mask_all(b"xabcdefx"), b"x<secret-hidden>x");
     }
 
-    #[test]
-    fn long_secrets_are_sampled_wide_and_found_across_spans() {
-        let secrets = ["fifteen-chars-x", "a-much-longer-secret-value-0123456789"];
-        let m = matcher(&secrets);
-        assert_eq!(m.compiled().sample.as_ref().map(|s| s.width), Some(8));
-        for at in SAMPLE_SPAN - 40..SAMPLE_SPAN + 8 {
+    /// Plants each of `secrets` alone at every position around the end of the sample's first
+    /// group (where a stride of blocks crosses into the next pass) and checks it is masked there.
+    fn found_at_every_offset_across_groups(secrets: &[&str], width: usize) {
+        let m = matcher(secrets);
+        let sample = m.compiled().sample.as_ref().unwrap();
+        assert_eq!(sample.width, width);
+        let min_len = secrets.iter().map(|s| s.len()).min().unwrap();
+        assert_eq!(sample.stride, min_len + 1 - width);
+        let edge = GROUP * sample.stride;
+        for at in edge - 2 * m.max_len()..edge + 2 * sample.stride {
             for secret in secrets {
-                let mut text = vec![b'.'; 3 * SAMPLE_SPAN];
+                let mut text = vec![b'.'; edge + 4 * m.max_len()];
                 text[at..at + secret.len()].copy_from_slice(secret.as_bytes());
                 let out = m.mask_all(&text);
                 assert_eq!(out.len(), text.len() - secret.len() + MARKER.len(), "{secret} at {at}");
@@ -605,17 +643,16 @@ mod tests {
     }
 
     #[test]
-    fn secrets_across_sample_spans_are_found() {
-        let m = matcher(&["span-crossing-secret", "8charsxx"]);
-        for at in SAMPLE_SPAN - 24..SAMPLE_SPAN + 4 {
-            for secret in ["span-crossing-secret", "8charsxx"] {
-                let mut text = vec![b'.'; 3 * SAMPLE_SPAN];
-                text[at..at + secret.len()].copy_from_slice(secret.as_bytes());
-                let out = m.mask_all(&text);
-                assert_eq!(out.len(), text.len() - secret.len() + MARKER.len(), "{secret} at {at}");
-                assert_eq!(&out[at..at + MARKER.len()], MARKER);
-            }
-        }
+    fn long_secrets_are_sampled_wide_and_found_across_groups() {
+        found_at_every_offset_across_groups(&["fifteen-chars-x", "a-much-longer-secret-value-0123456789"], 8);
+        // One long secret: a stride of 33 bytes.
+        found_at_every_offset_across_groups(&["sk_live_0123456789abcdefghijklmnopqrstu"], 8);
+    }
+
+    #[test]
+    fn short_secrets_are_sampled_narrow_and_found_across_groups() {
+        found_at_every_offset_across_groups(&["span-crossing-secret", "8charsxx"], 4);
+        found_at_every_offset_across_groups(&["fourteen-chars"], 4);
     }
 
     proptest! {
@@ -633,6 +670,35 @@ mod tests {
             for cut in 0..=text.len() {
                 prop_assert_eq!(&mask_in_chunks(&m, text.as_bytes(), &[cut]), &want, "cut {}", cut);
             }
+        }
+
+        /// The strided sample over long texts: secrets of every length class (so the stride
+        /// and the block width vary), planted whole or cut one byte short among filler, read in
+        /// pieces cut at random points (so reads of one byte and reads of many groups both occur).
+        #[test]
+        fn planted_secrets_in_long_text_read_in_random_pieces_match_the_reference(
+            secrets in proptest::collection::vec("[abc]{7,45}", 1..5),
+            pieces in proptest::collection::vec(("[abc.\n]{0,600}", 0usize..12), 1..16),
+            cuts in proptest::collection::vec(any::<proptest::sample::Index>(), 0..12),
+        ) {
+            let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
+            let mut text = Vec::new();
+            for (filler, k) in &pieces {
+                text.extend_from_slice(filler.as_bytes());
+                match refs.get(k % 8) {
+                    Some(s) if *k < 8 => text.extend_from_slice(s.as_bytes()),
+                    Some(s) => text.extend_from_slice(&s.as_bytes()[..s.len() - 1]),
+                    None => {}
+                }
+            }
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| c.index(text.len() + 1)).collect();
+            cuts.sort();
+            let want = reference(&refs, &text);
+            let m = matcher(&refs);
+            prop_assert_eq!(&mask_in_chunks(&m, &text, &cuts), &want);
+            let compiled = matcher(&refs);
+            compiled.compiled();
+            prop_assert_eq!(&mask_in_chunks(&compiled, &text, &cuts), &want);
         }
 
         #[test]
