@@ -26,6 +26,7 @@ pub mod names;
 pub mod protected;
 pub mod secrets;
 
+use std::ops::Range;
 use std::sync::Arc;
 
 pub use secrets::{FileSecrets, SecretCache, SecretSet};
@@ -75,15 +76,34 @@ impl OutputFilter {
     }
 
     /// Feeds one read; appends the filtered bytes that are ready to `out`.
+    ///
+    /// The diff stage shows a read as pieces (around each header it reads); pieces that follow
+    /// each other in `chunk` are joined back into one run before the masker sees them, since the
+    /// masker has a fixed cost per call and a read of ordinary output then reaches it whole.
     pub fn push(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
         let masker = &mut self.masker;
-        self.diff.push(chunk, &mut |shown| masker.push(shown, out));
+        let mut run: Option<Range<usize>> = None;
+        self.diff.push(chunk, &mut |part| match (offset_in(chunk, part), &mut run) {
+            (Some(at), Some(r)) if at == r.end => r.end += part.len(),
+            (at, _) => {
+                if let Some(r) = run.take() {
+                    masker.push(&chunk[r], out);
+                }
+                match at {
+                    Some(at) => run = Some(at..at + part.len()),
+                    None => masker.push(part, out),
+                }
+            }
+        });
+        if let Some(r) = run {
+            masker.push(&chunk[r], out);
+        }
     }
 
     /// Ends the stream: appends everything still held back.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         let masker = &mut self.masker;
-        self.diff.finish(&mut |shown| masker.push(shown, out));
+        self.diff.finish(&mut |part| masker.push(part, out));
         self.masker.finish(out);
     }
 
@@ -107,6 +127,13 @@ impl OutputFilter {
             diff_bodies_hidden: self.diff.bodies_hidden(),
         }
     }
+}
+
+/// Where `part` starts in `chunk`, when it is a piece of it (a slice of another buffer, such as a
+/// held line or the hidden-body line, never lies inside `chunk`).
+fn offset_in(chunk: &[u8], part: &[u8]) -> Option<usize> {
+    let at = (part.as_ptr() as usize).checked_sub(chunk.as_ptr() as usize)?;
+    (at + part.len() <= chunk.len()).then_some(at)
 }
 
 #[cfg(test)]
