@@ -2,7 +2,8 @@
 //! sandboxed child's output would be filtered (Decision 13: the secrets come from this process's
 //! own environment, roots and home).
 //!
-//! Reads are large ([`READ_SIZE`]) and written out as soon as they are filtered. A closed stdout
+//! Reads are large ([`READ_SIZE`]; a pipe on stdin is grown as the pumps grow theirs,
+//! [`PipeReader`]) and written out as soon as they are filtered. A closed stdout
 //! (`hullward filter | head`) ends the copy quietly with status 0, as the reader asked for no more;
 //! any other read or write error is hullward's failure (125), naming the stream.
 
@@ -14,6 +15,7 @@ use std::os::fd::AsFd;
 use super::CommonArgs;
 use crate::error::Error;
 use crate::filter::{OutputFilter, SecretSet};
+use crate::supervisor::pump::PipeReader;
 
 /// Bytes asked for per `read(2)`.
 pub const READ_SIZE: usize = 256 * 1024;
@@ -27,7 +29,7 @@ pub fn run(common: &CommonArgs) -> Result<u8, Error> {
     tracing::debug!(secrets = secrets.len(), "filter: secrets discovered");
     let mut filter = OutputFilter::new(&secrets, &policy);
     // Unbuffered handles on fds 0 and 1 (duplicates): the filter does its own batching.
-    let mut input = File::from(dup(&io::stdin(), "stdin")?);
+    let mut input = PipeReader::new(dup(&io::stdin(), "stdin")?);
     let mut output = File::from(dup(&io::stdout(), "stdout")?);
     match copy(&mut filter, &mut input, &mut output) {
         Ok(()) => {}

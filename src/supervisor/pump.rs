@@ -2,7 +2,8 @@
 //! filter, written to hullward's own stdout and stderr — never buffered without bound.
 //!
 //! Each pump owns its pipe and its destination and does plain blocking I/O on them: a read of up
-//! to [`READ_SIZE`] bytes, counted against the call's shared output budget (`Limits.OutputBytes`;
+//! to [`READ_SIZE`] bytes (through a [`PipeReader`], which grows the pipe to [`PIPE_SIZE`] the first
+//! time a read finds it full, so a child printing a lot seldom waits for the pump), counted against the call's shared output budget (`Limits.OutputBytes`;
 //! when it is exhausted the pump stops and reports it, and the supervisor kills the tree), the
 //! chunk through its [`OutputFilter`] (protected-diff hiding, then secret masking), one write of the
 //! result. No chunk crosses to another thread; the supervisor's runtime only awaits the end.
@@ -17,7 +18,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -28,6 +29,10 @@ use crate::sandbox::sys;
 
 /// Bytes asked for per `read(2)` (a pipe holds 64 KiB by default; the child may have grown it).
 pub const READ_SIZE: usize = 256 * 1024;
+
+/// What a pipe that a read found full is grown to: the limit an unprivileged process may set
+/// (`/proc/sys/fs/pipe-max-size` by default). A call that prints little keeps the kernel's 64 KiB.
+pub const PIPE_SIZE: usize = 1024 * 1024;
 
 /// How long held-back bytes (and a line left open on a shared terminal) wait for more output.
 pub const IDLE: Duration = Duration::from_millis(100);
@@ -93,7 +98,7 @@ fn copy(
     used: &AtomicU64,
     budget: u64,
 ) -> io::Result<PumpEnd> {
-    let mut input = File::from(fd);
+    let mut input = PipeReader::new(fd);
     let mut dest = Dest::open(sink)?;
     let mut buf = vec![0u8; READ_SIZE];
     let mut out = Vec::with_capacity(READ_SIZE + 4096);
@@ -134,6 +139,40 @@ fn copy(
         return Ok(PumpEnd::SinkClosed);
     }
     Ok(PumpEnd::Eof)
+}
+
+/// Blocking reads of a pipe (or of any file: then it only reads) that grow the pipe to
+/// [`PIPE_SIZE`] once a read returns as much as it holds, i.e. once the writer is ahead of us.
+/// Growing may be refused (the user's pipe quota): the pipe then keeps its size.
+pub struct PipeReader {
+    file: File,
+    /// The pipe's size while it may still grow; `None` once grown, refused, or not a pipe.
+    capacity: Option<usize>,
+}
+
+impl PipeReader {
+    pub fn new(fd: OwnedFd) -> PipeReader {
+        let capacity = rustix::pipe::fcntl_getpipe_size(&fd).ok().filter(|&c| c < PIPE_SIZE);
+        PipeReader { file: File::from(fd), capacity }
+    }
+
+    pub fn as_fd(&self) -> BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
+impl Read for PipeReader {
+    /// One `read(2)` into `buf`.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        if self.capacity.is_some_and(|c| n >= c) {
+            self.capacity = None;
+            if let Err(e) = rustix::pipe::fcntl_setpipe_size(&self.file, PIPE_SIZE) {
+                tracing::debug!(error = %e, "the output pipe was not grown");
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// A pump's destination: a duplicate of hullward's fd 1 or 2 written with blocking writes, or the
