@@ -9,17 +9,20 @@
 #   cat data | cat > /dev/null      and   cat data | hullward filter > /dev/null
 #   hullward run -- cat data > /dev/null   (the pumps: the sandboxed child's output, filtered)
 # and reports peak RSS (/usr/bin/time -v) for the full size and for a 1/16 size input, to show
-# that memory does not grow with the input.
+# that memory does not grow with the input. With BEFORE set to another hullward binary (main's, say),
+# its filter and run rows are timed in the same run, each right after BIN's, with BIN's speedup.
 #
-# Usage: [RUNS=3] scripts/bench-filter.sh [SIZE_MIB]     (work files go to target/bench-filter)
+# Usage: [RUNS=3] [BIN=…] [BEFORE=…] scripts/bench-filter.sh [SIZE_MIB]
+#        (BIN defaults to this checkout's release build, built first; work files go to target/bench-filter)
 set -euo pipefail
 
 SIZE_MIB=${1:-1024}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK="$ROOT/target/bench-filter"
-BIN="$ROOT/target/release/hullward"
-
-cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
+if [ -z "${BIN:-}" ]; then
+  BIN="$ROOT/target/release/hullward"
+  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
+fi
 rm -rf "$WORK"
 mkdir -p "$WORK/root" "$WORK/home"
 
@@ -121,25 +124,37 @@ best() {
   printf '%s' "$all" | sort -n | head -1
 }
 cat_file() { measure cat "$WORK/data"; }
-filter_file() { measure "$BIN" filter < "$WORK/data"; }
+filter_file() { measure "$1" filter < "$WORK/data"; }
 cat_pipe() { cat "$WORK/data" | measure cat; }
-filter_pipe() { cat "$WORK/data" | measure "$BIN" filter; }
-run_cat() { measure "$BIN" run --config "$WORK/big-output.yaml" -- cat "$WORK/root/data"; }
+filter_pipe() { cat "$WORK/data" | measure "$1" filter; }
+run_cat() { measure "$1" run --config "$WORK/big-output.yaml" -- cat "$WORK/root/data"; }
 report() {
   local label=$1 wall user sys
   read -r wall user sys <<<"$2"
-  printf '%-34s wall %6.3f s %6s GB/s   cpu %6.3f s %6s GB/s\n' "$label" "$wall" \
+  printf '%-42s wall %6.3f s %6s GB/s   cpu %6.3f s %6s GB/s\n' "$label" "$wall" \
     "$(echo "scale=2; $bytes / $wall / 1000000000" | bc -l)" "$(echo "$user + $sys" | bc -l)" \
     "$(echo "scale=2; $bytes / ($user + $sys) / 1000000000" | bc -l)"
 }
+# BIN's row, then (with BEFORE) BEFORE's row and the ratio of BEFORE's wall and CPU time to BIN's.
+report_pair() {
+  local label=$1 now=$2 before=$3 w1 u1 s1 w0 u0 s0
+  report "$label" "$now"
+  [ -n "${BEFORE:-}" ] || return 0
+  report "  the same with BEFORE" "$before"
+  read -r w1 u1 s1 <<<"$now"
+  read -r w0 u0 s0 <<<"$before"
+  printf '%-42s wall %5sx   cpu %5sx\n' "  speedup (BEFORE / BIN)" \
+    "$(echo "scale=2; $w0 / $w1" | bc -l)" "$(echo "scale=2; ($u0 + $s0) / ($u1 + $s1)" | bc -l)"
+}
+old() { if [ -n "${BEFORE:-}" ]; then best "$1" "$BEFORE"; fi; }
 
-t_cat=$(best cat_file)
-t_filter=$(best filter_file)
-t_cat_pipe=$(best cat_pipe)
-t_filter_pipe=$(best filter_pipe)
 ln -f "$WORK/data" "$WORK/root/data"
 printf 'Sandbox:\n  Limits: {OutputBytes: %s}\n' $((bytes * 2)) > "$WORK/big-output.yaml"
-t_run_cat=$(best run_cat)
+t_cat=$(best cat_file)
+t_filter=$(best filter_file "$BIN") b_filter=$(old filter_file)
+t_cat_pipe=$(best cat_pipe)
+t_filter_pipe=$(best filter_pipe "$BIN") b_filter_pipe=$(old filter_pipe)
+t_run_cat=$(best run_cat "$BIN") b_run_cat=$(old run_cat)
 
 "$BIN" filter < "$WORK/data" > "$WORK/out"
 leaks=$(python3 - "$WORK" <<'PY'
@@ -161,9 +176,9 @@ rss_small=$(rss "$WORK/data-small")
 echo "input: $bytes bytes ($((bytes >> 20)) MiB), 100 secrets; output: $masked masks, $hidden diff bodies hidden, $leaks secrets left"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 report "cat FILE > /dev/null" "$t_cat"
-report "hullward filter < FILE > /dev/null" "$t_filter"
+report_pair "hullward filter < FILE > /dev/null" "$t_filter" "$b_filter"
 report "cat FILE | cat > /dev/null" "$t_cat_pipe"
-report "cat FILE | hullward filter" "$t_filter_pipe"
-report "hullward run -- cat FILE > /dev/null" "$t_run_cat"
+report_pair "cat FILE | hullward filter" "$t_filter_pipe" "$b_filter_pipe"
+report_pair "hullward run -- cat FILE > /dev/null" "$t_run_cat" "$b_run_cat"
 echo "peak RSS of hullward filter: $rss_full KiB for $((bytes >> 20)) MiB, $rss_small KiB for $((small_bytes >> 20)) MiB"
 [ "$leaks" -eq 0 ]
