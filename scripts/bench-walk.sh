@@ -6,6 +6,8 @@
 # only ratios within one run mean anything), as medians with the load average.
 #
 #   scripts/bench-walk.sh [FILES…]     (default 10000 100000; BIN=path/to/hullward, RUNS=N)
+#   BEFORE=path/to/old/hullward …      adds that binary's cold and warm rows to the SAME run
+#                                      (before-cold, before-warm: a before/after table)
 #   scripts/bench-walk.sh 1000000      the 1M-file root too (BENCH_WALK_1M=1 does the same): it
 #                                      takes minutes to create, once
 #
@@ -34,28 +36,39 @@ for files in "${sizes[@]}"; do
   cold=$work/cold-$files
   warm=$work/warm-$files
   mkdir -p "$warm"
+  before=()
+  if [ -n "${BEFORE:-}" ]; then
+    mkdir -p "$warm-before"
+    # Its own state directories: an index file is the version's own (the fingerprint names it).
+    before=(--prepare "rm -rf $cold-before" -n before-cold "env HULLWARD_HOME=$cold-before $BEFORE run -- /bin/true"
+      --prepare true -n before-warm "env HULLWARD_HOME=$warm-before $BEFORE run -- /bin/true")
+  fi
   load=$(cut -d' ' -f1-3 /proc/loadavg)
-  # One --prepare per command, in order: only the cold row throws its state away (the warm row's
-  # warm-up calls write its index).
+  # One --prepare per command, in order: only the cold rows throw their state away (the warm
+  # rows' warm-up calls write their index).
   (cd "$tree" && hyperfine -N --warmup 3 --runs "$runs" --export-json "$work/walk-$files.json" \
     --prepare true --prepare "rm -rf $cold" --prepare true --prepare true \
     -n bare "env HULLWARD_HOME=$warm /bin/true" \
     -n cold "env HULLWARD_HOME=$cold $BIN run -- /bin/true" \
     -n warm "env HULLWARD_HOME=$warm $BIN run -- /bin/true" \
-    -n bwrap "env HULLWARD_HOME=$warm bwrap --ro-bind / / --dev /dev --unshare-net --die-with-parent true" >/dev/null)
+    -n bwrap "env HULLWARD_HOME=$warm bwrap --ro-bind / / --dev /dev --unshare-net --die-with-parent true" \
+    "${before[@]}" >/dev/null)
   python3 - "$work/walk-$files.json" "$files" "$load" "$(nproc)" <<'PY'
 import json, sys
 res = json.load(open(sys.argv[1]))["results"]
 med = {r["command"]: r["median"] * 1000 for r in res}
 files, load, cores = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 print(f"{files} files; load average {load} (before) on {cores} cores; medians of one hyperfine run")
-print(f"{'':>6}  {'median':>10}  {'min':>10}  {'/bare':>7}  {'/bwrap':>7}")
+print(f"{'':>11}  {'median':>10}  {'min':>10}  {'/bare':>7}  {'/bwrap':>7}")
 for r in res:
     k = r["command"]
-    print(f"{k:>6}  {med[k]:7.2f} ms  {r['min'] * 1000:7.2f} ms  {med[k] / med['bare']:7.2f}  "
+    print(f"{k:>11}  {med[k]:7.2f} ms  {r['min'] * 1000:7.2f} ms  {med[k] / med['bare']:7.2f}  "
           f"{med[k] / med['bwrap']:7.2f}")
 print(f"warm / cold: {med['warm'] / med['cold']:.2f}; warm / bwrap: {med['warm'] / med['bwrap']:.2f}"
       + (f"; warm {med['warm']:.1f} ms (target < 20 ms)" if files >= 1_000_000 else ""))
+if "before-warm" in med:
+    print(f"after / before: cold {med['cold'] / med['before-cold']:.2f}, "
+          f"warm {med['warm'] / med['before-warm']:.2f}")
 PY
 done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"

@@ -97,3 +97,53 @@ fn what_changes_between_two_calls_is_protected_in_the_second() {
         assert!(out.stdout.contains("HW-NEIGHBOUR-OK"), "{what}: the neighbour is unreadable\n{out}");
     }
 }
+
+/// A denied file rewritten in place between two calls (its directory's ctime does not move):
+/// the second call cannot read it, and its new value is masked in the output — secret discovery
+/// reads the protected files again on every call, the index keeps no value of theirs.
+#[test]
+fn a_denied_file_rewritten_in_place_is_masked_with_its_new_value() {
+    let sb = Sandbox::new();
+    sb.write("app/.env", &format!("API_TOKEN={SECRET}-first\n"));
+    sb.write("app/readme.md", "HW-NEIGHBOUR-OK\n");
+    settle();
+    sb.sh("true").expect_code(0);
+    settle();
+    sb.sh("true").expect_code(0);
+    let ctime =
+        || std::os::unix::fs::MetadataExt::ctime_nsec(&std::fs::metadata(sb.root.join("app")).unwrap());
+    let before = ctime();
+    std::fs::write(sb.root.join("app/.env"), format!("API_TOKEN={SECRET}-rewritten\n")).unwrap();
+    assert_eq!(ctime(), before, "an in-place rewrite moved the directory's ctime");
+    let script = format!("cat app/.env; echo {SECRET}-rewritten; cat app/readme.md");
+    let control = sb.control(&script);
+    assert!(control.stdout.contains(&format!("API_TOKEN={SECRET}-rewritten")), "{control}");
+    let out = sb.sh(&script);
+    assert!(!out.all().contains(SECRET), "the rewritten value was shown\n{out}");
+    assert!(out.stdout.contains("HW-NEIGHBOUR-OK"), "the neighbour is unreadable\n{out}");
+}
+
+/// The walk after a call replays the previous walk's directory stamps: what a call plants deep
+/// in recorded directories — a new file, a directory renamed in, a hard link, a replaced
+/// directory — is still found and moved out, and the neighbours the call wrote stay.
+#[test]
+fn what_a_call_plants_in_recorded_directories_is_quarantined() {
+    let sb = Sandbox::new();
+    for d in ["a/b/c", "d/e", "f/g"] {
+        sb.write(&format!("{d}/keep.txt"), "k\n");
+    }
+    settle();
+    sb.sh("true").expect_code(0);
+    settle();
+    let out = sb.sh("echo N=hw-planted-1 > a/b/c/.env; \
+         mkdir -p new/x && echo R=hw-planted-2 > new/x/.env && mv new/x d/e/x; \
+         ln d/e/keep.txt d/e/.env.local; \
+         rm -r f/g && mkdir f/g && echo P=hw-planted-3 > f/g/.env.production; \
+         echo ok > a/b/c/notes.txt");
+    out.expect_code(0);
+    for planted in ["a/b/c/.env", "d/e/x/.env", "d/e/.env.local", "f/g/.env.production"] {
+        assert!(!sb.exists(planted), "{planted} was left in place\n{out}");
+    }
+    assert_eq!(sb.read("a/b/c/notes.txt").as_deref(), Some("ok\n"), "{out}");
+    assert!(sb.exists("d/e/x"), "the directory renamed in is gone\n{out}");
+}

@@ -220,11 +220,15 @@ impl FileSecrets {
         policy: &Policy,
         budget: ReadBudget,
     ) -> FileSecrets {
-        let mut files: Vec<&Path> = files.into_iter().collect();
-        files.sort_by_key(|f| (f.components().count(), *f));
-        files.dedup();
+        // Shallowest first, then by the path's bytes (the walk's paths are normalized: equal paths
+        // are equal bytes, and comparing components would cost more than reading the files).
+        let mut files: Vec<(usize, &[u8], &Path)> =
+            files.into_iter().map(|f| (f.components().count(), f.as_os_str().as_bytes(), f)).collect();
+        files.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        files.dedup_by(|a, b| a.1 == b.1);
         let home = home_files(policy);
-        let all: Vec<&Path> = home.iter().map(PathBuf::as_path).chain(files).collect();
+        let all: Vec<&Path> =
+            home.iter().map(PathBuf::as_path).chain(files.into_iter().map(|f| f.2)).collect();
         let mut found = FileSecrets::default();
         let mut reader = Reader { budget, bytes: 0, started: Instant::now() };
         for (i, file) in all.iter().enumerate() {

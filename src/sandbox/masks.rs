@@ -196,8 +196,9 @@ pub struct Snapshot {
     /// Every `.git` directory seen (to tell a new repository from a tampered one).
     pub git_dirs: BTreeSet<PathBuf>,
     /// Every directory walked, with its change time (ctime): a directory whose listing did not
-    /// change keeps it, so the walk after the call reads only the ones that changed.
-    pub dirs: BTreeMap<PathBuf, i128>,
+    /// change keeps it, so the walk after the call reads only the ones that changed. Looked up,
+    /// never listed in order (a sorted map of 20k paths costs more than the stats it saves).
+    pub dirs: HashMap<PathBuf, i128>,
     pub entries_seen: usize,
     /// Subtrees masked whole because a bound was reached (also in `masks` or `read_only`).
     pub bounded: Vec<Bounded>,
@@ -434,15 +435,15 @@ struct Found {
     /// Identities of entries protected without a stamp (pins, symlink targets), as walked.
     identities: Vec<(PathBuf, (u64, u64))>,
     dirs: Vec<(PathBuf, i128)>,
-    /// Directories not read again because their listing did not change since the last walk.
-    unchanged: Vec<PathBuf>,
     bounded: Vec<Bounded>,
     covered_files: Vec<PathBuf>,
     write_matches: Vec<PathBuf>,
     read_matches: Vec<PathBuf>,
     located: Vec<((u64, u64), PathBuf)>,
-    /// What this walk found in each directory whose ctime it trusts (the next index).
+    /// What this walk read in each directory whose ctime it trusts (the next index).
     listings: Vec<(PathBuf, Listing)>,
+    /// The directories it replayed from the index instead (the rest of the next index).
+    replayed: Vec<PathBuf>,
     error: Option<WalkError>,
 }
 
@@ -497,8 +498,10 @@ struct Walk<'a> {
     spec: &'a ScanSpec<'a>,
     /// The last walk's snapshot, to skip directories whose listing did not change.
     previous: Option<&'a Snapshot>,
-    /// The previous walk's subdirectories of each directory.
-    children: BTreeMap<&'a Path, Vec<&'a Path>>,
+    /// The previous walk's directories and their ctimes, by the path's bytes (see [`Index`]).
+    previous_dirs: HashMap<&'a [u8], i128>,
+    /// The previous walk's subdirectories of each directory, by the path's bytes.
+    children: HashMap<&'a [u8], Vec<&'a Path>>,
     /// Inode numbers of the previous walk's protected entries (to find where they moved).
     wanted: HashSet<u64>,
     /// [`ScanSpec::hidden`] entries that lie inside a root (usually none).
@@ -546,9 +549,19 @@ pub fn scan_indexed(
     spec: &ScanSpec<'_>,
     index: Option<&Index>,
 ) -> Result<(Snapshot, Option<Index>), WalkError> {
-    let (snapshot, listings, relisted) = walk(spec, None, index)?;
-    let fresh = relisted || index.map_or(0, Index::len) != listings.len();
-    Ok((snapshot, fresh.then(|| Index::new(listings.into_iter().collect()))))
+    let (snapshot, listed) = walk(spec, None, index)?;
+    let fresh = listed.relisted || index.map_or(0, Index::len) != listed.read.len() + listed.replayed.len();
+    let next = fresh.then(|| {
+        let mut dirs: HashMap<PathBuf, Listing> = listed.read.into_iter().collect();
+        // Replayed listings are the old index's own: copied only when the index is rewritten.
+        for dir in listed.replayed {
+            if let Some(listing) = index.and_then(|i| i.get(&dir)) {
+                dirs.insert(dir, listing.clone());
+            }
+        }
+        Index::new(dirs)
+    });
+    Ok((snapshot, next))
 }
 
 /// The walk after a call: like [`scan`], but a directory whose change time (ctime) is the one
@@ -556,14 +569,25 @@ pub fn scan_indexed(
 /// no program can set it back — so it is not read again; its subdirectories are still visited.
 /// Every protected entry of `previous` is stat'ed itself (an in-place rewrite does not move its
 /// directory's ctime), and the inodes of those entries are looked for under every name the walk
-/// reads ([`Snapshot::located`]).
+/// reads ([`Snapshot::located`]). The snapshot is what [`Snapshot::changes_since`] compares: its
+/// `dirs` are empty and its `git_dirs` are those of the directories read (no walk starts from
+/// it; recording 20k directories after every call cost as much as stat'ing them).
 pub fn rescan(spec: &ScanSpec<'_>, previous: &Snapshot) -> Result<Snapshot, WalkError> {
     Ok(walk(spec, Some(previous), None)?.0)
 }
 
-/// The walk itself: the snapshot, the listings of the directories it trusts, and whether any of
-/// them was read anew.
-type Walked = (Snapshot, Vec<(PathBuf, Listing)>, bool);
+/// What a walk listed in the directories it trusts.
+struct Listings {
+    /// Directories read and listed anew, with what they hold.
+    read: Vec<(PathBuf, Listing)>,
+    /// Directories replayed from the index unread (their listing is the index's).
+    replayed: Vec<PathBuf>,
+    /// Some directory was read and listed anew: the index changed.
+    relisted: bool,
+}
+
+/// The walk itself: the snapshot and what it listed.
+type Walked = (Snapshot, Listings);
 
 fn walk(
     spec: &ScanSpec<'_>,
@@ -572,15 +596,18 @@ fn walk(
 ) -> Result<Walked, WalkError> {
     let started = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     let trusted_before = i128::try_from(started.saturating_sub(CTIME_TICK).as_nanos()).unwrap_or(0);
-    let mut children: BTreeMap<&Path, Vec<&Path>> = BTreeMap::new();
-    for dir in previous.iter().flat_map(|p| p.dirs.keys()) {
+    let mut children: HashMap<&[u8], Vec<&Path>> = HashMap::new();
+    let mut previous_dirs = HashMap::new();
+    for (dir, ctime) in previous.iter().flat_map(|p| &p.dirs) {
+        previous_dirs.insert(dir_key(dir), *ctime);
         if let Some(parent) = dir.parent() {
-            children.entry(parent).or_default().push(dir.as_path());
+            children.entry(dir_key(parent)).or_default().push(dir.as_path());
         }
     }
     let walk = Walk {
         spec,
         previous,
+        previous_dirs,
         children,
         wanted: previous.iter().flat_map(|p| p.stamps.values()).map(|s| s.stamp.ino).collect(),
         hidden: spec
@@ -641,12 +668,9 @@ fn walk(
     read_only.retain(|r| !masks.iter().any(|m| r.path.starts_with(&m.path)));
     let read_only = collapse(read_only, spec.limits.max_masks, &within, &mut found.bounded);
     let mut stamps: BTreeMap<PathBuf, Stamped> = found.stamps.into_iter().collect();
-    let mut git_dirs: BTreeSet<PathBuf> = found.git_dirs.into_iter().collect();
+    let git_dirs: BTreeSet<PathBuf> = found.git_dirs.into_iter().collect();
     if let Some(prev) = previous {
         restat(prev, &mut stamps);
-        let unchanged: BTreeSet<&Path> = found.unchanged.iter().map(PathBuf::as_path).collect();
-        let carried = |p: &Path| p.parent().is_some_and(|d| unchanged.contains(d));
-        git_dirs.extend(prev.git_dirs.iter().filter(|p| carried(p)).cloned());
     }
     let identities = identities(&stamps, found.identities, [&masks, &read_only], &pins);
     found.covered_files.sort();
@@ -671,7 +695,18 @@ fn walk(
         identities,
         link_loops: found.link_loops,
     };
-    Ok((snapshot, found.listings, relisted))
+    Ok((snapshot, Listings { read: found.listings, replayed: found.replayed, relisted }))
+}
+
+/// A walked directory's path as the key of a lookup: its bytes without trailing slashes. Every
+/// path the walk stats is its root joined with names (a root is `root/` joined with nothing,
+/// and `Path::parent` of its entries is `root`), so two spellings of one walked directory differ
+/// by trailing slashes alone — and byte keys hash in one pass, where a `Path` hashes and
+/// compares component by component.
+pub fn dir_key(dir: &Path) -> &[u8] {
+    let bytes = dir.as_os_str().as_bytes();
+    let end = bytes.iter().rposition(|b| *b != b'/').map_or(bytes.len().min(1), |i| i + 1);
+    &bytes[..end]
 }
 
 fn identity_of(path: &Path) -> Option<(u64, u64)> {
@@ -877,16 +912,13 @@ impl Walk<'_> {
         let trusted =
             !at.covered && changed_at < self.trusted_before && self.trusted_device(&dir, meta.dev());
         let recorded = if trusted { changed_at } else { UNTRUSTED };
-        let unchanged = trusted && self.previous.is_some_and(|p| p.dirs.get(&dir) == Some(&changed_at));
-        if !at.covered {
-            let mut found = self.found();
-            found.dirs.push((dir.clone(), recorded));
-            if unchanged {
-                found.unchanged.push(dir.clone());
-            }
+        let unchanged = trusted && self.previous_dirs.get(dir_key(&dir)) == Some(&changed_at);
+        // The walk after a call records no directories: nothing walks again from its snapshot.
+        if !at.covered && self.previous.is_none() {
+            self.found().dirs.push((dir.clone(), recorded));
         }
         if unchanged {
-            let known = self.children.get(dir.as_path()).into_iter().flatten();
+            let known = self.children.get(dir_key(&dir)).into_iter().flatten();
             return Ok(known
                 .filter_map(|c| c.strip_prefix(base).ok())
                 .map(|rel| Pending {
@@ -973,7 +1005,7 @@ impl Walk<'_> {
             self.apply(at, &child, &path, listed, &mut subdirs);
             child.pop();
         }
-        self.found().listings.push((dir, listing.clone()));
+        self.found().replayed.push(dir);
         Ok(subdirs)
     }
 
@@ -1901,6 +1933,45 @@ mod tests {
         };
         assert_eq!(names(before.changes_since(&after)), ["a/b/.env", "new/deep/.env", "secrets2"]);
         assert_eq!(names(before.changes_since(&after)), names(before.changes_since(&full)));
+    }
+
+    #[test]
+    fn a_change_below_unchanged_directories_is_found_whatever_the_roots_spelling() {
+        let (_t, root) = tree();
+        let deny = rules(&["**/.env"]);
+        let none = GlobRules::default();
+        for spelled in [root.clone(), PathBuf::from(format!("{}/", root.display()))] {
+            settle();
+            let roots = [spelled.clone()];
+            let spec = spec(&roots, &deny, &none);
+            let before = scan(&spec).unwrap();
+            let (_, index) = scan_indexed(&spec, None).unwrap();
+            let index = index.expect("a settled tree is recorded");
+            // Only `a/b` changes: the root and `a` keep their ctimes, so both walks reach `a/b`
+            // through what they recorded of them.
+            let root_ctime = std::fs::metadata(&root).unwrap().ctime_nsec();
+            std::fs::write(root.join("a/b/.env"), "D=1").unwrap();
+            assert_eq!(std::fs::metadata(&root).unwrap().ctime_nsec(), root_ctime);
+            let after = rescan(&spec, &before).unwrap();
+            let changes: Vec<PathBuf> = before.changes_since(&after).into_iter().map(|c| c.path).collect();
+            assert_eq!(changes, [root.join("a/b/.env")], "rescan under {}", spelled.display());
+            let (indexed, _) = scan_indexed(&spec, Some(&index)).unwrap();
+            assert!(
+                indexed.masks.iter().any(|m| m.path == root.join("a/b/.env")),
+                "indexed walk under {}: {:?}",
+                spelled.display(),
+                indexed.masks
+            );
+            std::fs::remove_file(root.join("a/b/.env")).unwrap();
+        }
+    }
+
+    #[test]
+    fn dir_keys_differ_by_nothing_but_trailing_slashes() {
+        assert_eq!(dir_key(Path::new("/w/a/")), b"/w/a");
+        assert_eq!(dir_key(Path::new("/w/a")), b"/w/a");
+        assert_eq!(dir_key(Path::new("/")), b"/");
+        assert_eq!(dir_key(&Path::new("/w").join("")), dir_key(Path::new("/w/x").parent().unwrap()));
     }
 
     #[test]
