@@ -4,7 +4,8 @@
 //!
 //! The call runs in this process through the engine ([`supervisor::run`]) with [`Terminal`] as
 //! its front end, or, with `--connect SOCK` (or `HULLWARD_SOCKET`), in a running `hullward serve`
-//! ([`super::connect`]).
+//! ([`super::connect`]). A call in this process first starts what does not depend on the policy
+//! (the kernel probe, root's counters user namespace) on a thread, then loads the policy.
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -18,6 +19,8 @@ use crate::audit::Subject;
 use crate::error::Error;
 use crate::guard::shell;
 use crate::policy::Policy;
+use crate::sandbox::kernel::KernelSupport;
+use crate::sandbox::spawn;
 use crate::supervisor::approval::{self, Approval};
 use crate::supervisor::pump::Sink;
 use crate::supervisor::{self, CallSpec, Engine, Front, Input, Stop, StopFuture, Stream};
@@ -27,6 +30,7 @@ pub fn run(common: &CommonArgs, argv: Vec<OsString>, connect: Option<&Path>) -> 
         let argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         return super::connect::call(common, socket, json!({"method": "run", "argv": argv}));
     }
+    prefetch(common);
     let engine = Engine::new(common.policy()?);
     let words: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let spec = CallSpec {
@@ -43,6 +47,7 @@ pub fn sh(common: &CommonArgs, command: &[String], connect: Option<&Path>) -> Re
     if let Some(socket) = connect {
         return super::connect::call(common, socket, json!({"method": "shell_run", "command": command}));
     }
+    prefetch(common);
     let engine = Engine::new(common.policy()?);
     let argv = ["/bin/sh", "-c", command.as_str()].iter().map(OsString::from).collect();
     let spec = cli_spec(&engine, argv)?;
@@ -53,6 +58,12 @@ pub fn sh(common: &CommonArgs, command: &[String], connect: Option<&Path>) -> Re
         ..spec
     };
     Ok(supervisor::run(&engine, &spec, &Terminal { json: common.json })?.code)
+}
+
+/// Starts the kernel probe and then root's counters user namespace on a thread, overlapping the
+/// policy load (both are needed only when the engine is built and the child spawned).
+fn prefetch(common: &CommonArgs) {
+    KernelSupport::prefetch(if common.yolo { || {} } else { spawn::prepare_counters_userns });
 }
 
 /// The parts of a CLI call that come from this process: the current directory, the environment,

@@ -758,9 +758,10 @@ fn finish(
         .cloned()
         .collect();
     refuse_planted_grants(&acc, &writable_trees, &mut diags);
+    let mut lstats = Lstats::default();
     let (system, mut system_links) =
         resolve_listed(acc.system.as_deref().unwrap_or_default(), &mut diags, |raw, diags| {
-            resolve_system(raw, &writable_trees, diags)
+            resolve_system(raw, &writable_trees, &mut lstats, diags)
         });
     let (read_only_dirs, ro_links) =
         resolve_listed(acc.read_only_dirs.as_deref().unwrap_or_default(), &mut diags, |raw, diags| {
@@ -1005,19 +1006,60 @@ type SystemEntry = (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>);
 /// Resolves a `System` entry (see [`listed_candidates`] for the spelling); entries that do not
 /// exist on this host are skipped; an entry that is itself a symlink is remembered with its
 /// target, so the child's view can show the same link. A spelling that passes through a symlink
-/// inside a writable tree is refused ([`planted_diag`]).
-fn resolve_system(raw: &RawPath, writable: &[PathBuf], diags: &mut Vec<Diagnostic>) -> SystemEntry {
-    let (candidates, planted): (Vec<PathBuf>, Vec<PathBuf>) =
-        listed_candidates(raw).into_iter().partition(|c| planted_link(c, writable).is_none());
-    for candidate in planted {
-        diags.extend(planted_diag(raw, &candidate, writable, "System entry"));
+/// inside a writable tree is refused ([`planted_diag`]). A candidate whose every component is a
+/// real directory or file ([`Lstats::plain`]) is its own canonical path and has no link to
+/// remember: it costs one `lstat` per component not seen before, instead of the `lstat`s,
+/// `readlink`s and `realpath` of the general case.
+fn resolve_system(
+    raw: &RawPath,
+    writable: &[PathBuf],
+    lstats: &mut Lstats,
+    diags: &mut Vec<Diagnostic>,
+) -> SystemEntry {
+    let mut resolved = Vec::new();
+    let mut links = Vec::new();
+    for candidate in listed_candidates(raw) {
+        if lstats.plain(&candidate) {
+            resolved.push(candidate.components().collect());
+            continue;
+        }
+        if planted_link(&candidate, writable).is_some() {
+            diags.extend(planted_diag(raw, &candidate, writable, "System entry"));
+            continue;
+        }
+        if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.file_type().is_symlink()) {
+            links.extend(std::fs::read_link(&candidate).ok().map(|target| (candidate.clone(), target)));
+        }
+        resolved.extend(std::fs::canonicalize(&candidate).ok());
     }
-    let links = candidates
-        .iter()
-        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
-        .filter_map(|p| Some((p.clone(), std::fs::read_link(p).ok()?)))
-        .collect();
-    (candidates.into_iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect(), links)
+    (resolved, links)
+}
+
+/// What `lstat` said of each path met while resolving one policy's `System` entries (they share
+/// most of their ancestors: `/etc`, `/usr`), kept for that resolution only: `Some(is a symlink)`,
+/// `None` when it does not exist.
+#[derive(Default)]
+struct Lstats(std::collections::HashMap<PathBuf, Option<bool>>);
+
+impl Lstats {
+    /// `path` is absolute, without `.` or `..`, exists, and no component of it is a symlink: its
+    /// canonical path is itself.
+    fn plain(&mut self, path: &Path) -> bool {
+        use std::path::Component;
+        let lexical = path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        lexical
+            && path.is_absolute()
+            && path.ancestors().filter(|a| a.parent().is_some()).all(|a| self.lstat(a) == Some(false))
+    }
+
+    fn lstat(&mut self, path: &Path) -> Option<bool> {
+        if let Some(known) = self.0.get(path) {
+            return *known;
+        }
+        let found = std::fs::symlink_metadata(path).ok().map(|m| m.file_type().is_symlink());
+        self.0.insert(path.to_path_buf(), found);
+        found
+    }
 }
 
 /// `System` and `ReadOnlyDirs` add up across the layers (default → profile → config → flags)

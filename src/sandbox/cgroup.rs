@@ -13,9 +13,10 @@
 //! `cgroup.procs` where only `clone` is allowed) and joins the v1 ones by writing `0` to their
 //! `tasks` → after the call, [`CallCgroup::kill`] (the `cgroup.kill` file: no survivor, not even
 //! a `setsid`-ed grandchild), [`CallCgroup::wait_empty`], and drop removes the directories.
-//! Cgroups left behind by a supervisor that was killed are swept (their processes killed) when a
-//! later call's cgroups are dropped: after that call's exit status was delivered, so the sweep's
-//! directory reads are not on the path a caller waits for.
+//! Cgroups left behind by a supervisor that was killed are swept (their processes killed) on a
+//! thread a later call's [`CallCgroup::create`] starts, while that call runs; its drop waits for
+//! the sweep, so the sweep's directory reads are neither before the child starts nor on the
+//! exit path a caller waits for.
 //!
 //! Where the v2 parent goes: the supervisor's own cgroup when it already delegates controllers,
 //! is the hierarchy's root, holds nobody but the supervisor, or is a delegated unit (systemd's
@@ -392,6 +393,8 @@ pub struct CallCgroup {
     v2_procs: Option<OwnedFd>,
     v1: Vec<PathBuf>,
     join: Vec<OwnedFd>,
+    /// The sweep of dead supervisors' cgroups beside this call's ([`CallCgroup::start_sweep`]).
+    sweep: Option<std::thread::JoinHandle<()>>,
 }
 
 impl CallCgroup {
@@ -401,8 +404,14 @@ impl CallCgroup {
         name: &str,
         limits: CgroupLimits,
     ) -> Result<CallCgroup, CgroupError> {
-        let mut cg =
-            CallCgroup { v2: None, v2_kill: false, v2_procs: None, v1: Vec::new(), join: Vec::new() };
+        let mut cg = CallCgroup {
+            v2: None,
+            v2_kill: false,
+            v2_procs: None,
+            v1: Vec::new(),
+            join: Vec::new(),
+            sweep: None,
+        };
         let v2 = |c: &str| support.v2_has(c);
         if support.v2_dir.is_some() {
             let dir = leaf_in(&prepare(support)?, name)?;
@@ -455,7 +464,24 @@ impl CallCgroup {
                 .map_err(cg_err(&tasks))?;
             cg.join.push(f.into());
         }
+        cg.start_sweep();
         Ok(cg)
+    }
+
+    /// Sweeps the `hullward/` parents of this call's directories of dead supervisors' cgroups, on
+    /// a thread (inline when none can be started).
+    fn start_sweep(&mut self) {
+        let parents: Vec<PathBuf> = self.dirs().filter_map(|d| d.parent()).map(Path::to_path_buf).collect();
+        let sweep = move || parents.iter().for_each(|p| sweep_stale(p));
+        match std::thread::Builder::new().name("hullward-sweep".into()).spawn(sweep.clone()) {
+            Ok(thread) => self.sweep = Some(thread),
+            Err(_) => sweep(),
+        }
+    }
+
+    /// The call's directories: the v2 leaf, then the v1 ones.
+    fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        self.v2.iter().map(|(d, _)| d).chain(&self.v1)
     }
 
     /// The v2 leaf's `cgroup.procs` descriptor (the child writes `0` into it when it was not
@@ -500,8 +526,8 @@ impl CallCgroup {
 
     /// The pids currently in the call's cgroups.
     pub fn pids(&self) -> Vec<libc::pid_t> {
-        let dirs = self.v2.iter().map(|(d, _)| d).chain(&self.v1);
-        let mut out: Vec<libc::pid_t> = dirs
+        let mut out: Vec<libc::pid_t> = self
+            .dirs()
             .flat_map(|d| {
                 std::fs::read_to_string(d.join("cgroup.procs"))
                     .unwrap_or_default()
@@ -533,18 +559,15 @@ impl CallCgroup {
 }
 
 impl Drop for CallCgroup {
-    /// Removes the call's directories, then sweeps their `hullward/` parents of dead
-    /// supervisors' cgroups.
+    /// Removes the call's directories and waits for the sweep of their parents.
     fn drop(&mut self) {
         self.join.clear();
         self.v2_procs = None;
-        let dirs: Vec<PathBuf> =
-            self.v2.take().map(|(d, _)| d).into_iter().chain(self.v1.drain(..)).collect();
-        for dir in &dirs {
+        for dir in self.dirs() {
             let _ = std::fs::remove_dir(dir);
         }
-        for parent in dirs.iter().filter_map(|d| d.parent()) {
-            sweep_stale(parent);
+        if let Some(sweep) = self.sweep.take() {
+            let _ = sweep.join();
         }
     }
 }
@@ -620,7 +643,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dropping_a_calls_cgroups_sweeps_the_dead_supervisors_leaves_beside_them() {
+    fn a_calls_cgroups_sweep_the_dead_supervisors_leaves_beside_them_by_their_drop() {
         let parent = tempfile::tempdir().unwrap();
         let mut gone = std::process::Command::new("true").spawn().unwrap();
         let dead = gone.id();
@@ -633,8 +656,15 @@ mod tests {
         for d in [&stale, &live, &mine, &other] {
             std::fs::create_dir(d).unwrap();
         }
-        let cg =
-            CallCgroup { v2: None, v2_kill: false, v2_procs: None, v1: vec![mine.clone()], join: Vec::new() };
+        let mut cg = CallCgroup {
+            v2: None,
+            v2_kill: false,
+            v2_procs: None,
+            v1: vec![mine.clone()],
+            join: Vec::new(),
+            sweep: None,
+        };
+        cg.start_sweep();
         drop(cg);
         assert!(!mine.exists(), "the call's own leaf is removed");
         assert!(!stale.exists(), "a dead supervisor's leaf is swept");

@@ -9,6 +9,10 @@
 //! [`KernelSupport::refuse`]; strict `run` pays for it only where the facts cannot tell
 //! ([`KernelSupport::namespaces_uncertain`]: under a seccomp filter, as in a container), and
 //! reports any other refusal of the real child as exit 3.
+//!
+//! A CLI call starts the probe on a thread first thing ([`KernelSupport::prefetch`]) and takes its
+//! result when the engine is built ([`KernelSupport::probe_env`]); a result is taken once, never
+//! kept for a later probe.
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +31,10 @@ pub const SCOPES_ABI: i32 = 6;
 const CAP_SYS_ADMIN: u32 = 21;
 /// `CAP_SETPCAP`: needed to lock securebits and shrink the bounding set.
 const CAP_SETPCAP: u32 = 8;
+
+/// The probe [`KernelSupport::prefetch`] started, until [`KernelSupport::probe_env`] takes it.
+static PREFETCHED: std::sync::Mutex<Option<std::sync::mpsc::Receiver<KernelSupport>>> =
+    std::sync::Mutex::new(None);
 
 /// A part of the sandbox that this machine refused when it was tried (or is known to refuse).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,9 +128,31 @@ impl KernelSupport {
         k
     }
 
-    /// Probes from the environment of this process.
+    /// Probes from the environment of this process, or takes the probe [`KernelSupport::prefetch`]
+    /// started (once: every later call probes afresh).
     pub fn probe_env() -> KernelSupport {
+        let started = PREFETCHED.lock().ok().and_then(|mut slot| slot.take());
+        started.and_then(|probe| probe.recv().ok()).unwrap_or_else(KernelSupport::probe_env_now)
+    }
+
+    fn probe_env_now() -> KernelSupport {
         KernelSupport::probe(std::env::var(ABI_PIN_VAR).ok().as_deref())
+    }
+
+    /// Starts [`KernelSupport::probe_env`]'s probe on a thread, so that it overlaps what the
+    /// process does before it needs the facts (a CLI call loads its policy meanwhile); `then` runs
+    /// on that thread after the probe (it may create processes, which the probe's reading of the
+    /// cgroup's members must not see).
+    pub fn prefetch(then: fn()) {
+        let (send, probe) = std::sync::mpsc::sync_channel(1);
+        let Ok(mut slot) = PREFETCHED.lock() else { return };
+        let started = std::thread::Builder::new().name("hullward-probe".into()).spawn(move || {
+            let _ = send.send(KernelSupport::probe_env_now());
+            then();
+        });
+        if started.is_ok() {
+            *slot = Some(probe);
+        }
     }
 
     /// The child gets a user namespace (unprivileged callers, and root without `CAP_SYS_ADMIN`).
@@ -290,6 +320,24 @@ mod tests {
         assert!(m[3].has_super_option("errors"));
         assert_eq!(m[3].mount_point, Path::new("/srv/my dir\\y"));
         assert_eq!(proc_overmounts(&m), Vec::<PathBuf>::new());
+    }
+
+    #[test]
+    fn a_prefetched_probe_is_taken_once_and_its_follow_up_runs_after_it() {
+        static FOLLOWED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        KernelSupport::prefetch(|| FOLLOWED.store(true, std::sync::atomic::Ordering::SeqCst));
+        let fresh = KernelSupport::probe_env_now();
+        let taken = KernelSupport::probe_env();
+        assert!(PREFETCHED.lock().unwrap().is_none(), "the prefetched probe is not kept");
+        assert_eq!(
+            (taken.landlock_abi, taken.root, taken.privileged, taken.cap_last, &taken.kernel_release),
+            (fresh.landlock_abi, fresh.root, fresh.privileged, fresh.cap_last, &fresh.kernel_release)
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !FOLLOWED.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(std::time::Instant::now() < deadline, "the follow-up never ran");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     #[test]

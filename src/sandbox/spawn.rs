@@ -122,11 +122,23 @@ pub fn counters_userns(plan: &SandboxPlan) -> Result<Option<RawFd>, String> {
     if !plan.mount_ns {
         return Err("the call has no namespaces of its own".into());
     }
-    COUNTERS_USERNS
-        .get_or_init(|| ucount_limits().map_err(|e| e.to_string()).and_then(|l| sys::identity_userns(&l)))
+    made_counters_userns()
         .as_ref()
         .map(|fd| Some(fd.as_raw_fd()))
         .map_err(|e| format!("no user namespace for them ({e})"))
+}
+
+/// Makes the counters' user namespace ahead of the first call, for root (whose child joins it):
+/// a CLI call runs this on its kernel probe's thread, while it loads the policy.
+pub fn prepare_counters_userns() {
+    if sys::geteuid() == 0 {
+        made_counters_userns();
+    }
+}
+
+fn made_counters_userns() -> &'static Result<OwnedFd, String> {
+    COUNTERS_USERNS
+        .get_or_init(|| ucount_limits().map_err(|e| e.to_string()).and_then(|l| sys::identity_userns(&l)))
 }
 
 /// One line for `explain` and `doctor`: where the child's per-user kernel counters are charged.
