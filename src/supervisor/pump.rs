@@ -2,11 +2,12 @@
 //! filter, written to hullward's own stdout and stderr — never buffered without bound.
 //!
 //! Each pump owns its pipe and its destination and does plain blocking I/O on them: a read of up
-//! to [`READ_SIZE`] bytes (through a [`PipeReader`], which grows the pipe to [`PIPE_SIZE`] the first
-//! time a read finds it full, so a child printing a lot seldom waits for the pump), counted against the call's shared output budget (`Limits.OutputBytes`;
-//! when it is exhausted the pump stops and reports it, and the supervisor kills the tree), the
-//! chunk through its [`OutputFilter`] (protected-diff hiding, then secret masking), one write of the
-//! result. No chunk crosses to another thread; the supervisor's runtime only awaits the end.
+//! to [`READ_SIZE`] bytes (through a [`PipeReader`], which grows the pipe to [`PIPE_SIZE`] the
+//! first time a read finds it full, so a child printing a lot seldom waits for the pump), counted
+//! against the call's shared output budget (`Limits.OutputBytes`; when it is exhausted the pump
+//! stops and reports it, and the supervisor kills the tree), the chunk through its
+//! [`OutputFilter`] (protected-diff hiding, then secret masking), one write of the result. No
+//! chunk crosses to another thread; the supervisor's runtime only awaits the end.
 //!
 //! **Honest streams.** The masker holds back only bytes that could still begin a secret; when it
 //! holds some and the child prints nothing for [`IDLE`], they are released, so an unterminated
