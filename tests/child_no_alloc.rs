@@ -213,6 +213,7 @@ fn the_child_sequence_does_not_allocate() {
         parent_death: true,
         init: true,
         egress: Some((9, 3128)),
+        join_netns: None,
         loopback_up: true,
         mount_ops: &ops,
         slots: vec![-1, -1],

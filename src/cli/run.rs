@@ -60,10 +60,11 @@ pub fn sh(common: &CommonArgs, command: &[String], connect: Option<&Path>) -> Re
     Ok(supervisor::run(&engine, &spec, &Terminal { json: common.json })?.code)
 }
 
-/// Starts the kernel probe and then root's counters user namespace on a thread, overlapping the
-/// policy load (both are needed only when the engine is built and the child spawned).
+/// Starts the kernel probe and then root's counters user namespace and the call's network
+/// namespace on a thread, overlapping the policy load (all are needed only when the engine is
+/// built and the child spawned).
 fn prefetch(common: &CommonArgs) {
-    KernelSupport::prefetch(if common.yolo { || {} } else { spawn::prepare_counters_userns });
+    KernelSupport::prefetch(if common.yolo { || {} } else { spawn::prepare_call_namespaces });
 }
 
 /// The parts of a CLI call that come from this process: the current directory, the environment,

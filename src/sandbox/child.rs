@@ -2,7 +2,8 @@
 //!
 //! The order is DESIGN.md's and it matters: a new session (no terminal injection) → join the
 //! call's cgroups → standard descriptors in place and every other inherited descriptor closed →
-//! resource limits → new mount, network and IPC namespaces → the filesystem view (built by
+//! resource limits → new mount, network and IPC namespaces (or, for root, a network namespace
+//! made ahead for this child alone, joined) → the filesystem view (built by
 //! [`MountOp`]s: a fresh root holding only what the policy grants, masks over protected files) →
 //! the working directory → root's child joins the user namespace that bounds its per-user
 //! counters → capabilities dropped (bounding set, ambient, then all sets) →
@@ -316,6 +317,9 @@ pub struct ChildPlan<'a> {
     /// `--net proxy`: the channel on which to hand back the proxy's listener, and its port (see
     /// [`super::egress`]).
     pub egress: Option<(RawFd, u16)>,
+    /// A network namespace made ahead for this child alone (loopback up), joined right after
+    /// the unshare instead of creating one.
+    pub join_netns: Option<RawFd>,
     /// Bring `lo` up (after creating a fresh network namespace).
     pub loopback_up: bool,
     /// The filesystem view, borrowed from the plan (built once, never copied per call).
@@ -463,6 +467,10 @@ pub fn apply<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> Result<(), StepError>
     }
     if plan.unshare_flags != 0 {
         sys.unshare(plan.unshare_flags).map_err(at(Stage::Unshare, 0))?;
+    }
+    if let Some(fd) = plan.join_netns {
+        sys.setns(fd, libc::CLONE_NEWNET).map_err(at(Stage::Unshare, 1))?;
+        let _ = sys.close(fd);
     }
     if !plan.userns_at_clone {
         write_id_maps(sys, &plan.id_maps)?;
@@ -943,6 +951,7 @@ mod tests {
             parent_death: true,
             init: true,
             egress: Some((12, 3128)),
+            join_netns: None,
             loopback_up: true,
             mount_ops: ops,
             slots: vec![-1],

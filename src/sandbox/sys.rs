@@ -703,6 +703,29 @@ pub fn spawn_child(
     }
 }
 
+/// A network namespace of its own with its loopback up, made on the calling thread and left
+/// behind: the thread moves into it (`unshare` of a network namespace is per thread), opens it,
+/// brings `lo` up and goes back to the namespace `home` names. The descriptor keeps the
+/// namespace alive until a child joins it ([`Sys::setns`]) and the last member is gone. Run it on
+/// a thread that does nothing else (if the way back fails, the thread is left in the new
+/// namespace: its caller lets it end).
+pub fn fresh_netns(home: std::os::fd::BorrowedFd<'_>) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain system call; it changes only this thread's network namespace.
+    if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let made =
+        std::fs::File::open("/proc/thread-self/ns/net").map(std::os::fd::OwnedFd::from).and_then(|ns| {
+            RealSys.loopback_up().map(|()| ns).map_err(|e| std::io::Error::from_raw_os_error(e.0))
+        });
+    // SAFETY: as above; `home` is a namespace descriptor the caller holds open.
+    if unsafe { libc::setns(home.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    made
+}
+
 /// A user namespace that maps every uid and gid to itself (file ownership and every id look
 /// exactly as on the host) and whose per-user limits `limits` — `(path under /proc/sys/user,
 /// value)` — were written from inside it: root's children join it (`setns`) so that the kernel

@@ -1,0 +1,76 @@
+//! Served calls get their network namespaces made ahead (a server thread keeps the next one
+//! ready): each must still be the call's own — never the host's, never another call's — with its
+//! loopback up and private to it.
+
+mod serve_support;
+
+use serde_json::json;
+use serve_support::Server;
+
+/// Listens on 127.0.0.1:PORT, says so, and answers one connection (or times out after 60 s).
+const LISTEN: &str = r#"
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
+print("LISTENING", flush=True)
+s.settimeout(60)
+try:
+    c, _ = s.accept(); c.sendall(b"HW-OTHER-CALL\n")
+except OSError:
+    pass
+"#;
+
+/// Connects to 127.0.0.1:PORT (another call's listener), then serves and reaches a listener of
+/// its own, and prints its network namespace.
+const CONNECT: &str = r#"
+import os, socket, sys
+try:
+    c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+    print("OTHER:", c.recv(100).decode().strip())
+except OSError as e:
+    print("OTHER: ERR", type(e).__name__)
+own = socket.socket(); own.bind(("127.0.0.1", 0)); own.listen(1)
+c = socket.create_connection(own.getsockname(), timeout=5); a, _ = own.accept(); a.sendall(b"HW-OWN\n")
+print("OWN:", c.recv(100).decode().strip())
+print("NS:", os.readlink("/proc/self/ns/net"))
+"#;
+
+#[test]
+fn concurrent_served_calls_each_have_a_loopback_of_their_own() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut a = server.session(false);
+    let mut b = server.session(false);
+    let port = (std::process::id() % 20000 + 30000).to_string();
+
+    a.send(json!({"id": "listen", "method": "run", "argv": ["python3", "-c", LISTEN, port]}));
+    assert_eq!(a.next_for(&json!("listen"))["event"], "start");
+    let ready = a.next_for(&json!("listen"));
+    assert_eq!(ready["data"], "LISTENING\n", "{ready}");
+
+    let mut seen = Vec::new();
+    for i in 0..3 {
+        let (out, exit) =
+            b.call(json!({"id": format!("c{i}"), "method": "run", "argv": ["python3", "-c", CONNECT, port]}));
+        assert_eq!(exit["code"], 0, "{out}\n{exit}");
+        // The listener of the call still running is in another namespace: refused here, while
+        // this call's own loopback works.
+        assert!(out.contains("OTHER: ERR ConnectionRefusedError"), "{out}");
+        assert!(out.contains("OWN: HW-OWN"), "{out}");
+        let ns = out.lines().find_map(|l| l.strip_prefix("NS: ")).unwrap().to_string();
+        seen.push(ns);
+    }
+    let host = std::fs::read_link("/proc/self/ns/net").unwrap().to_string_lossy().into_owned();
+    assert!(!seen.contains(&host), "a call ran in the host's network namespace: {seen:?}");
+
+    // The control: the listener was really there, reachable from inside its own call.
+    a.send(json!({"id": "x", "method": "cancel", "target_id": "listen"}));
+    let exit = a.call_events(&json!("listen")).pop().unwrap();
+    assert_eq!(exit["reason"], "cancelled", "{exit}");
+    let both = format!(
+        "python3 -c '{LISTEN}' {port} > /tmp/l & until grep -q LISTENING /tmp/l; do sleep 0.05; done; \
+         python3 -c '{CONNECT}' {port}; wait"
+    );
+    let (out, exit) = b.call(json!({"id": "self", "method": "run", "argv": ["/bin/sh", "-c", both]}));
+    assert_eq!(exit["code"], 0, "{out}\n{exit}");
+    assert!(out.contains("OTHER: HW-OTHER-CALL"), "{out}");
+}
