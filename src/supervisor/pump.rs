@@ -2,11 +2,12 @@
 //! filter, written to hullward's own stdout and stderr — never buffered without bound.
 //!
 //! Each pump owns its pipe and its destination and does plain blocking I/O on them: a read of up
-//! to [`READ_SIZE`] bytes (through a [`PipeReader`], which grows the pipe to [`PIPE_SIZE`] the
-//! first time a read finds it full, so a child printing a lot seldom waits for the pump), counted
-//! against the call's shared output budget (`Limits.OutputBytes`; when it is exhausted the pump
-//! stops and reports it, and the supervisor kills the tree), the chunk through its
-//! [`OutputFilter`] (protected-diff hiding, then secret masking), one write of the result. No
+//! to [`READ_SIZE`] bytes into a buffer's uninitialised capacity (never zeroed, so a call that
+//! prints little touches few of its pages) through a [`PipeReader`] (which grows the pipe to
+//! [`PIPE_SIZE`] the first time a read finds it full, so a child printing a lot seldom waits for
+//! the pump), counted against the call's shared output budget (`Limits.OutputBytes`; when it is
+//! exhausted the pump stops and reports it, and the supervisor kills the tree), the chunk through
+//! its [`OutputFilter`] (protected-diff hiding, then secret masking), one write of the result. No
 //! chunk crosses to another thread; the supervisor's runtime only awaits the end.
 //!
 //! **Honest streams.** The masker holds back only bytes that could still begin a secret; when it
@@ -101,7 +102,7 @@ fn copy(
 ) -> io::Result<PumpEnd> {
     let mut input = PipeReader::new(fd);
     let mut dest = Dest::open(sink)?;
-    let mut buf = vec![0u8; READ_SIZE];
+    let mut buf = Vec::with_capacity(READ_SIZE);
     let mut out = Vec::with_capacity(READ_SIZE + 4096);
     loop {
         if filter.holding() && !sys::wait_readable(input.as_fd(), IDLE)? {
@@ -112,7 +113,7 @@ fn copy(
             }
             continue;
         }
-        let n = match input.read(&mut buf) {
+        let n = match input.read_spare(&mut buf) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
@@ -160,18 +161,32 @@ impl PipeReader {
     pub fn as_fd(&self) -> BorrowedFd<'_> {
         self.file.as_fd()
     }
-}
 
-impl Read for PipeReader {
-    /// One `read(2)` into `buf`.
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.file.read(buf)?;
+    /// One `read(2)` into the spare capacity of `buf`, which is cleared first and then holds
+    /// the bytes read: nothing is zeroed.
+    pub fn read_spare(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        buf.clear();
+        let n = rustix::io::read(&self.file, rustix::buffer::spare_capacity(buf))?;
+        self.grow_if_full(n);
+        Ok(n)
+    }
+
+    /// Grows the pipe once a read of `n` bytes emptied a full one.
+    fn grow_if_full(&mut self, n: usize) {
         if self.capacity.is_some_and(|c| n >= c) {
             self.capacity = None;
             if let Err(e) = rustix::pipe::fcntl_setpipe_size(&self.file, PIPE_SIZE) {
                 tracing::debug!(error = %e, "the output pipe was not grown");
             }
         }
+    }
+}
+
+impl Read for PipeReader {
+    /// One `read(2)` into `buf`.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.grow_if_full(n);
         Ok(n)
     }
 }
