@@ -1,6 +1,7 @@
-//! Served calls get their network namespaces made ahead (a server thread keeps the next one
-//! ready): each must still be the call's own — never the host's, never another call's — with its
-//! loopback up and private to it.
+//! A served call's namespaces: its network namespace is made ahead (a server thread keeps the
+//! next one ready) and must still be the call's own — never the host's, never another call's —
+//! with its loopback up and private to it; its mount namespace is held until the call has
+//! answered, then let go.
 
 mod serve_support;
 
@@ -73,4 +74,46 @@ fn concurrent_served_calls_each_have_a_loopback_of_their_own() {
     let (out, exit) = b.call(json!({"id": "self", "method": "run", "argv": ["/bin/sh", "-c", both]}));
     assert_eq!(exit["code"], 0, "{out}\n{exit}");
     assert!(out.contains("OTHER: HW-OTHER-CALL"), "{out}");
+}
+
+/// The server's descriptors that name a namespace (`mnt:[…]`, `net:[…]`).
+fn namespace_fds(server: &Server) -> Vec<String> {
+    let dir = format!("/proc/{}/fd", server.child.id());
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.unwrap().path()).ok())
+        .map(|l| l.to_string_lossy().into_owned())
+        .filter(|l| l.starts_with("mnt:[") || l.starts_with("net:["))
+        .collect()
+}
+
+#[test]
+fn a_served_calls_mount_namespace_is_let_go_once_it_has_answered() {
+    let server = Server::start(&["--unattended-policy", "allow"]);
+    let mut c = server.session(false);
+    // While a call runs, the server holds its view's mount namespace (and one network namespace
+    // made ahead for the next call)…
+    c.send(json!({"id": "long", "method": "run", "argv": ["/bin/sh", "-c", "echo up; sleep 30"]}));
+    assert_eq!(c.next_for(&json!("long"))["event"], "start");
+    assert_eq!(c.next_for(&json!("long"))["data"], "up\n");
+    let running = namespace_fds(&server);
+    assert_eq!(running.iter().filter(|l| l.starts_with("mnt:[")).count(), 1, "{running:?}");
+    c.send(json!({"id": "x", "method": "cancel", "target_id": "long"}));
+    let exit = c.call_events(&json!("long")).pop().unwrap();
+    assert_eq!(exit["reason"], "cancelled", "{exit}");
+    for i in 0..3 {
+        let (_, exit) = c.call(json!({"id": format!("t{i}"), "method": "run", "argv": ["/bin/true"]}));
+        assert_eq!(exit["code"], 0, "{exit}");
+        server.call_ends(exit["call"].as_str().unwrap());
+    }
+    // …and none once the calls have ended: nothing accumulates.
+    let start = std::time::Instant::now();
+    loop {
+        let left = namespace_fds(&server);
+        if left.iter().all(|l| !l.starts_with("mnt:[")) {
+            break;
+        }
+        assert!(start.elapsed() < serve_support::WAIT, "mount namespaces still held: {left:?}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }

@@ -12,7 +12,8 @@
 //! the proxy started → the pumps carry stdout/stderr through the filters to the front end while
 //! the pidfd, the timeout, the output budget and the front end's stop are watched → the whole
 //! tree is killed (`cgroup.kill`) whatever happened → the deny globs are re-checked for protected
-//! files created or changed during the call → one `exit` event and one audit record. The exit
+//! files created or changed during the call → one `exit` event and one audit record → the
+//! child's mount namespace, held since the spawn, let go (its view unmounted). The exit
 //! status: the program's own, 124 on timeout, 128+N when killed by signal N, 130 when cancelled.
 
 pub mod approval;
@@ -279,7 +280,10 @@ impl CallRun<'_> {
             }
             _ => None,
         };
-        let child = self.spawn(&plan, cgroup.as_ref(), pending.as_ref())?;
+        let mut child = self.spawn(&plan, cgroup.as_ref(), pending.as_ref())?;
+        // Without workspace layers (whose mounts must be gone before their changes are read),
+        // the view's mount namespace outlives the child until the exit event is out.
+        let view = if workspace.is_none() { child.view.take() } else { None };
         let egress = self.start_egress(pending, &runtime, &child, cgroup.as_ref())?;
         let (end, filtered) = runtime.block_on(supervise(
             &plan,
@@ -298,6 +302,7 @@ impl CallRun<'_> {
         self.events.exit(&self.call_id, i32::from(exit), end_reason(end), None);
         let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
         self.recorder.finish(i32::from(exit), filtered, dropped, self.events);
+        drop(view);
         Ok(Outcome { call_id: self.call_id.clone(), code: exit, reason: end_reason(end), denied: None })
     }
 
@@ -380,8 +385,11 @@ impl CallRun<'_> {
         let spawned = spawn::spawn(plan, stdio, cgroup, pending.map(egress::Pending::child_end))
             .map_err(|e| self.refuse(e.exit_code(), "setup-failed", format!("hullward: {e}")))?;
         drop((in_r, out_w, err_w));
+        // The child's mount namespace (`None` where this process may not open it: then its
+        // teardown stays in the child's exit, as without this).
+        let view = std::fs::File::open(format!("/proc/{}/ns/mnt", spawned.pid)).ok();
         let filter = OutputFilter::new(self.recorder.secrets(), self.policy());
-        Ok(Child { pidfd: spawned.pidfd, out: out_r, err: err_r, filter, _terminal: terminal })
+        Ok(Child { pidfd: spawned.pidfd, out: out_r, err: err_r, filter, view, _terminal: terminal })
     }
 
     /// Starts the egress proxy for a spawned child; if it cannot start, the child is killed.
@@ -477,6 +485,10 @@ struct Child {
     out: OwnedFd,
     err: OwnedFd,
     filter: OutputFilter,
+    /// Its mount namespace, held so that unmounting the view (≈ 0.6 ms for a hundred mounts)
+    /// happens when the caller drops this after the exit event, not in the init's exit, which
+    /// the supervisor waits for before it can answer.
+    view: Option<std::fs::File>,
     _terminal: Option<stdin::TerminalModes>,
 }
 
@@ -490,7 +502,7 @@ async fn supervise(
     front: &dyn Front,
 ) -> Result<(End, FilterStats), Early> {
     let used = Arc::new(AtomicU64::new(0));
-    let Child { pidfd, out, err, filter, _terminal } = child;
+    let Child { pidfd, out, err, filter, _terminal, .. } = child;
     let mut out_task = tokio::spawn(pump::pump(
         out,
         filter.clone(),
