@@ -9,7 +9,7 @@ use std::ffi::{CStr, CString};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use hullward::sandbox::child::{apply, ChildLandlockRule, ChildPlan, MountOp, StandIn};
+use hullward::sandbox::child::{apply, ChildLandlockRule, ChildPlan, Init, MountOp, StandIn};
 use hullward::sandbox::sys::{Errno, SockFilter, Sys, SysResult};
 
 struct Counting;
@@ -151,6 +151,12 @@ impl Sys for Inert {
     fn execve(&self, _: &CStr, _: &[*const libc::c_char], _: &[*const libc::c_char]) -> Errno {
         Errno(libc::ENOENT)
     }
+    fn set_cloexec(&self, _: RawFd, _: bool) -> SysResult<()> {
+        Ok(())
+    }
+    fn execveat_fd(&self, _: RawFd, _: &[*const libc::c_char], _: &[*const libc::c_char]) -> Errno {
+        Errno(libc::ENOENT)
+    }
     fn exit(&self, code: i32) -> ! {
         std::process::exit(code)
     }
@@ -211,7 +217,8 @@ fn the_child_sequence_does_not_allocate() {
         join_userns: Some(13),
         userns_at_clone: false,
         parent_death: true,
-        init: true,
+        init: Init::Image(53),
+        init_argv: vec![c("hullward-pid1"), c("7"), c("/bin/true"), c("true")],
         egress: Some((9, 3128)),
         join_netns: None,
         loopback_up: true,
@@ -231,6 +238,7 @@ fn the_child_sequence_does_not_allocate() {
         envp: vec![c("PATH=/usr/bin")],
         argv_ptrs: Vec::new(),
         envp_ptrs: Vec::new(),
+        init_argv_ptrs: Vec::new(),
     };
     plan.seal();
 

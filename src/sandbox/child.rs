@@ -7,7 +7,8 @@
 //! [`MountOp`]s: a fresh root holding only what the policy grants, masks over protected files) →
 //! the working directory → root's child joins the user namespace that bounds its per-user
 //! counters → capabilities dropped (bounding set, ambient, then all sets) →
-//! `no_new_privs` → Landlock → seccomp (last, so that nothing above is filtered) → `execve`.
+//! `no_new_privs` → Landlock → seccomp (last, so that nothing above is filtered) → `execve` (with
+//! a PID namespace: of the init program, `super::pid1`, which forks and executes the program).
 //!
 //! Nothing here allocates: every string, array and descriptor was prepared by the parent in the
 //! plan; the only writes are into slots the plan preallocated. A failing step is reported to the
@@ -311,9 +312,10 @@ pub struct ChildPlan<'a> {
     pub userns_at_clone: bool,
     /// Die with the supervisor (`PR_SET_PDEATHSIG`), and exit at once if it is already gone.
     pub parent_death: bool,
-    /// This process is PID 1 of a new PID namespace: fork, exec the program in the child, and
-    /// stay behind as its init.
-    pub init: bool,
+    /// Whether this process is PID 1 of a new PID namespace, and how its init runs.
+    pub init: Init,
+    /// The arguments of [`Init::Image`] (see `super::pid1::argv`).
+    pub init_argv: Vec<CString>,
     /// `--net proxy`: the channel on which to hand back the proxy's listener, and its port (see
     /// [`super::egress`]).
     pub egress: Option<(RawFd, u16)>,
@@ -347,6 +349,20 @@ pub struct ChildPlan<'a> {
     /// NULL-terminated pointer arrays into `argv` / `envp`, built by [`ChildPlan::seal`].
     pub argv_ptrs: Vec<*const libc::c_char>,
     pub envp_ptrs: Vec<*const libc::c_char>,
+    pub init_argv_ptrs: Vec<*const libc::c_char>,
+}
+
+/// The init of the child's PID namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Init {
+    /// No PID namespace of its own: the child `exec`s the program.
+    None,
+    /// The child `execveat`s the init program in this sealed memfd (`super::pid1`), which forks
+    /// and executes the program.
+    Image(RawFd),
+    /// The child forks, executes the program in its own child and stays behind as the init
+    /// ([`init`]), where no image could be had.
+    Fork,
 }
 
 impl ChildPlan<'_> {
@@ -357,6 +373,8 @@ impl ChildPlan<'_> {
             self.argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
         self.envp_ptrs =
             self.envp.iter().map(|e| e.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+        self.init_argv_ptrs =
+            self.init_argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
         self.keep_fds.sort_unstable();
         self.keep_fds.dedup();
     }
@@ -380,41 +398,51 @@ fn tolerate_exists(r: Result<(), Errno>) -> Result<(), Errno> {
     }
 }
 
-/// Runs the plan and never returns: it `exec`s the program or exits with 125 after reporting
-/// the failed step on the error pipe. With `init`, this process stays behind as the PID
-/// namespace's init and the program runs in a child of it (see [`init`]).
+/// Runs the plan and never returns: it `exec`s the program (or the init program, which executes
+/// it) or exits with 125 after reporting the failed step on the error pipe. With
+/// [`Init::Fork`], this process stays behind as the PID namespace's init and the program runs in
+/// a child of it (see [`init`]).
 pub fn run<S: Sys>(sys: &S, plan: &mut ChildPlan<'_>) -> ! {
     let err = match apply(sys, plan) {
         Ok(()) if plan.dry_run => sys.exit(0),
-        Ok(()) => {
-            if plan.init {
-                // The init is a copy of hullward (its memory, its original environment): make it
-                // unreadable through /proc before the program exists. The program's own exec
-                // makes the program dumpable again.
-                if let Err(errno) = sys.prctl(libc::PR_SET_DUMPABLE, 0, 0) {
-                    let _ =
-                        sys.write(plan.error_fd, &StepError { stage: Stage::Init, index: 1, errno }.encode());
-                    sys.exit(125)
-                }
-                match sys.fork() {
-                    Ok(0) => {}
-                    Ok(program) => init(sys, plan, program),
-                    Err(errno) => {
-                        let _ = sys.write(
-                            plan.error_fd,
-                            &StepError { stage: Stage::Init, index: 0, errno }.encode(),
-                        );
-                        sys.exit(125)
-                    }
-                }
-            }
-            let errno = sys.execve(&plan.program, &plan.argv_ptrs, &plan.envp_ptrs);
-            StepError { stage: Stage::Exec, index: 0, errno }
-        }
+        Ok(()) => match plan.init {
+            Init::None => exec_program(sys, plan),
+            Init::Image(image) => exec_init(sys, plan, image),
+            Init::Fork => fork_init(sys, plan),
+        },
         Err(e) => e,
     };
     let _ = sys.write(plan.error_fd, &err.encode());
     sys.exit(125)
+}
+
+fn exec_program<S: Sys>(sys: &S, plan: &ChildPlan<'_>) -> StepError {
+    let errno = sys.execve(&plan.program, &plan.argv_ptrs, &plan.envp_ptrs);
+    StepError { stage: Stage::Exec, index: 0, errno }
+}
+
+/// Hands the error pipe on to the init program (it marks it close-on-exec again for the
+/// program) and executes it.
+fn exec_init<S: Sys>(sys: &S, plan: &ChildPlan<'_>, image: RawFd) -> StepError {
+    if let Err(errno) = sys.set_cloexec(plan.error_fd, false) {
+        return StepError { stage: Stage::Init, index: 2, errno };
+    }
+    let errno = sys.execveat_fd(image, &plan.init_argv_ptrs, &plan.envp_ptrs);
+    StepError { stage: Stage::Init, index: 3, errno }
+}
+
+fn fork_init<S: Sys>(sys: &S, plan: &ChildPlan<'_>) -> StepError {
+    // The init is a copy of hullward (its memory, its original environment): make it
+    // unreadable through /proc before the program exists. The program's own exec makes the
+    // program dumpable again.
+    if let Err(errno) = sys.prctl(libc::PR_SET_DUMPABLE, 0, 0) {
+        return StepError { stage: Stage::Init, index: 1, errno };
+    }
+    match sys.fork() {
+        Ok(0) => exec_program(sys, plan),
+        Ok(program) => init(sys, plan, program),
+        Err(errno) => StepError { stage: Stage::Init, index: 0, errno },
+    }
 }
 
 /// PID 1 of the call's PID namespace: reaps every orphan and exits with the program's status
@@ -905,6 +933,13 @@ mod tests {
             let _ = self.rec("execve");
             Errno(libc::ENOENT)
         }
+        fn set_cloexec(&self, _: RawFd, _: bool) -> Result<(), Errno> {
+            self.rec("set_cloexec")
+        }
+        fn execveat_fd(&self, _: RawFd, _: &[*const libc::c_char], _: &[*const libc::c_char]) -> Errno {
+            let _ = self.rec("execveat");
+            Errno(libc::ENOENT)
+        }
         fn exit(&self, _: i32) -> ! {
             panic!("exit")
         }
@@ -949,7 +984,8 @@ mod tests {
             join_userns: Some(13),
             userns_at_clone: false,
             parent_death: true,
-            init: true,
+            init: Init::Image(14),
+            init_argv: vec![c("hullward-pid1"), c("7"), c("/bin/true"), c("true")],
             egress: Some((12, 3128)),
             join_netns: None,
             loopback_up: true,
@@ -969,6 +1005,7 @@ mod tests {
             envp: vec![c("PATH=/usr/bin")],
             argv_ptrs: vec![],
             envp_ptrs: vec![],
+            init_argv_ptrs: vec![],
         };
         p.seal();
         p

@@ -29,6 +29,7 @@ pub mod index;
 pub mod kernel;
 pub mod landlock;
 pub mod masks;
+pub mod pid1;
 pub mod plan;
 pub mod protect;
 pub mod reads;

@@ -13,7 +13,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
 use super::cgroup::CallCgroup;
-use super::child::{self, ChildLandlockRule, ChildPlan, Stage, StepError};
+use super::child::{self, ChildLandlockRule, ChildPlan, Init, Stage, StepError};
 use super::kernel::Layer;
 use super::landlock::{self, LandlockError};
 use super::plan::{NetPlan, SandboxPlan};
@@ -138,8 +138,10 @@ static READY_NETNS: std::sync::Mutex<Option<OwnedFd>> = std::sync::Mutex::new(No
 static NETNS_REFILL: std::sync::OnceLock<std::sync::mpsc::SyncSender<()>> = std::sync::OnceLock::new();
 
 /// What a CLI call prepares on its kernel probe's thread while it loads its policy: root's
-/// counters user namespace and the call's network namespace (creating one costs ≈ 0.5 ms).
+/// counters user namespace and the call's network namespace (creating one costs ≈ 0.5 ms), and
+/// the memfd of the namespace's init program.
 pub fn prepare_call_namespaces() {
+    super::pid1::image();
     if sys::geteuid() == 0 {
         made_counters_userns();
         fill_netns();
@@ -279,6 +281,14 @@ fn start(
     // Root's child joins a network namespace made ahead when there is one (never the probe's).
     let join_netns = (plan.net != NetPlan::Host && !plan.user_ns && !dry_run).then(take_netns).flatten();
     keep.extend(join_netns.as_ref().map(AsRawFd::as_raw_fd));
+    let init = match (plan.pid_ns, super::pid1::image()) {
+        (false, _) => Init::None,
+        (true, Some(image)) => Init::Image(image.as_raw_fd()),
+        (true, None) => Init::Fork,
+    };
+    if let Init::Image(image) = init {
+        keep.push(image);
+    }
     if plan.net != NetPlan::Host && join_netns.is_none() {
         unshare_flags |= libc::CLONE_NEWNET;
     }
@@ -317,7 +327,8 @@ fn start(
         join_userns,
         userns_at_clone: clone_namespaces & libc::CLONE_NEWUSER != 0,
         parent_death: true,
-        init: plan.pid_ns,
+        init,
+        init_argv: Vec::new(),
         egress,
         join_netns: join_netns.as_ref().map(AsRawFd::as_raw_fd),
         loopback_up: unshare_flags & libc::CLONE_NEWNET != 0,
@@ -342,7 +353,11 @@ fn start(
             .collect::<Result<_, _>>()?,
         argv_ptrs: Vec::new(),
         envp_ptrs: Vec::new(),
+        init_argv_ptrs: Vec::new(),
     };
+    if let Init::Image(_) = init {
+        child_plan.init_argv = super::pid1::argv(child_plan.error_fd, &child_plan.program, &child_plan.argv);
+    }
     child_plan.seal();
 
     let (pid, pidfd) =

@@ -115,6 +115,11 @@ pub trait Sys {
     fn reset_signals(&self) -> SysResult<()>;
     /// Only returns on failure.
     fn execve(&self, path: &CStr, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno;
+    /// Sets or clears `FD_CLOEXEC` on `fd`.
+    fn set_cloexec(&self, fd: RawFd, on: bool) -> SysResult<()>;
+    /// `execveat(fd, "", argv, envp, AT_EMPTY_PATH)`: executes the program `fd` holds; returns
+    /// only on failure.
+    fn execveat_fd(&self, fd: RawFd, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno;
     fn exit(&self, code: i32) -> !;
     /// Whether the read end of the pipe whose write end is `fd` has been closed.
     fn peer_closed(&self, fd: RawFd) -> SysResult<bool>;
@@ -623,6 +628,29 @@ impl Sys for RealSys {
         // SAFETY: `argv` and `envp` are NULL-terminated arrays of pointers to NUL-terminated
         // strings owned by the plan, alive until the call replaces the process image.
         unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+        Errno::last()
+    }
+
+    fn set_cloexec(&self, fd: RawFd, on: bool) -> SysResult<()> {
+        let flags = if on { libc::FD_CLOEXEC } else { 0 };
+        // SAFETY: F_SETFD takes an integer and changes only this descriptor's flags.
+        check(unsafe { libc::fcntl(fd, libc::F_SETFD, flags) })
+    }
+
+    fn execveat_fd(&self, fd: RawFd, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno {
+        // SAFETY: the path is the empty C string literal; `argv` and `envp` are NULL-terminated
+        // arrays of pointers to NUL-terminated strings owned by the plan, alive until the call
+        // replaces the process image.
+        unsafe {
+            libc::syscall(
+                libc::SYS_execveat,
+                fd,
+                c"".as_ptr(),
+                argv.as_ptr(),
+                envp.as_ptr(),
+                libc::AT_EMPTY_PATH,
+            )
+        };
         Errno::last()
     }
 
