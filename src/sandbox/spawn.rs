@@ -185,6 +185,19 @@ fn take_netns() -> Option<OwnedFd> {
     taken
 }
 
+/// Below this memory limit the child is a copy of hullward, never a sharer of its memory: a
+/// child that shares it (`CLONE_VM`) and runs out of its cgroup's memory before it executes would
+/// take hullward with it — the OOM killer kills every process using the memory of the one it
+/// chooses. A fresh cgroup's own use before the exec is a few hundred KiB of kernel objects.
+const SHARED_MEMORY_FLOOR: u64 = 64 << 20;
+
+/// Whether the child may share hullward's memory until it executes (`sys::spawn_child`): only
+/// when it is sure to execute or exit (not [`Init::Fork`], whose child stays behind) and its
+/// memory limit, if any, leaves room to spare.
+fn shares_memory(plan: &SandboxPlan, init: Init) -> bool {
+    init != Init::Fork && plan.memory.is_none_or(|m| m >= SHARED_MEMORY_FLOOR)
+}
+
 fn made_counters_userns() -> &'static Result<OwnedFd, String> {
     COUNTERS_USERNS
         .get_or_init(|| ucount_limits().map_err(|e| e.to_string()).and_then(|l| sys::identity_userns(&l)))
@@ -359,9 +372,10 @@ fn start(
         child_plan.init_argv = super::pid1::argv(child_plan.error_fd, &child_plan.program, &child_plan.argv);
     }
     child_plan.seal();
+    let shares = shares_memory(plan, init);
 
     let (pid, pidfd) =
-        sys::spawn_child(&mut child_plan, cgroup.and_then(CallCgroup::clone_into), clone_namespaces)
+        sys::spawn_child(&mut child_plan, cgroup.and_then(CallCgroup::clone_into), clone_namespaces, shares)
             .map_err(|source| clone_error(plan, clone_namespaces, source))?;
     drop(err_write);
     drop(ruleset);

@@ -692,16 +692,27 @@ impl Sys for RealSys {
 /// [`ChildPlan::cgroup_v2_procs`](super::child::ChildPlan::cgroup_v2_procs). In the child,
 /// [`child::run`](super::child::run) on `plan` `exec`s the program or exits. Returns the child's
 /// pid and pidfd.
+///
+/// With `share_memory` (the child is known to `exec` or `_exit`, never to stay behind), the
+/// `clone3` is `CLONE_VM | CLONE_VFORK` on a stack of its own, as `posix_spawn` does: nothing of
+/// hullward's memory is copied, and this thread waits until the child has executed. See
+/// [`clone3_vfork`].
 pub fn spawn_child(
     plan: &mut super::child::ChildPlan<'_>,
     cgroup_fd: Option<RawFd>,
     namespaces: i32,
+    share_memory: bool,
 ) -> std::io::Result<(libc::pid_t, std::os::fd::OwnedFd)> {
     let mut forked = None;
     let mut clone3_refused = false;
     if clone3_works() {
-        // SAFETY: as below.
-        match unsafe { clone3(cgroup_fd, namespaces) } {
+        let cloned = match share_memory.then(ChildStack::new) {
+            // SAFETY: as `clone3_vfork` requires: the child runs `child::run` on `plan`.
+            Some(Ok(stack)) => unsafe { clone3_vfork(cgroup_fd, namespaces, &stack, plan) },
+            // SAFETY: as below.
+            _ => unsafe { clone3(cgroup_fd, namespaces) },
+        };
+        match cloned {
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
                 CLONE3_MISSING.store(true, std::sync::atomic::Ordering::Relaxed);
             }
@@ -816,6 +827,146 @@ fn hold_userns(go_r: RawFd, go_w: RawFd, limits: &[(std::ffi::CString, Vec<u8>)]
         }
         libc::_exit(0)
     }
+}
+
+/// The stack a child sharing this process's memory runs on until it executes: an anonymous
+/// mapping with a guard page below it, unmapped when dropped (after the `CLONE_VFORK` clone has
+/// returned, the child no longer uses it).
+struct ChildStack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+impl ChildStack {
+    /// Room enough for `child::run`, which makes no deep calls and allocates nothing.
+    const LEN: usize = 256 * 1024;
+    const GUARD: usize = 4096;
+
+    fn new() -> std::io::Result<ChildStack> {
+        let len = Self::LEN + Self::GUARD;
+        // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let stack = ChildStack { base, len };
+        // SAFETY: the lowest page of the mapping made above, which nothing else refers to.
+        if unsafe { libc::mprotect(base, Self::GUARD, libc::PROT_NONE) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+}
+
+impl Drop for ChildStack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once; no child runs on it any more.
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+/// The entry of a child that shares this process's memory: runs the plan `plan` points to.
+extern "C" fn vfork_child(plan: *mut libc::c_void) -> ! {
+    // SAFETY: `clone3_vfork` passes a pointer to the caller's `ChildPlan`, which stays alive and
+    // untouched while its thread is suspended by `CLONE_VFORK`.
+    let plan = unsafe { &mut *plan.cast::<super::child::ChildPlan<'_>>() };
+    super::child::run(&RealSys, plan)
+}
+
+/// `clone3` with `CLONE_VM | CLONE_VFORK` on `stack`, otherwise as [`clone3`]: the child runs
+/// [`vfork_child`] on `plan` in this process's memory, and this thread is suspended until the
+/// child has executed or exited. Every signal is blocked on this thread around the clone, so
+/// that no handler of hullward's runs in the child (which inherits the mask, resets every
+/// disposition and only then unblocks them: `Sys::reset_signals`).
+///
+/// # Safety
+/// `plan` must be one that `child::run` executes or exits on — never [`super::child::Init::Fork`],
+/// whose child stays behind and would keep this thread suspended. The child writes only into
+/// the plan's preallocated slots and its own stack.
+#[cfg(target_arch = "x86_64")]
+unsafe fn clone3_vfork(
+    cgroup_fd: Option<RawFd>,
+    namespaces: i32,
+    stack: &ChildStack,
+    plan: &mut super::child::ChildPlan<'_>,
+) -> std::io::Result<Forked> {
+    let mut pidfd: libc::c_int = -1;
+    // SAFETY: `clone_args` is plain old data; all-zero is the documented default.
+    let mut args: libc::clone_args = unsafe { std::mem::zeroed() };
+    args.flags = (libc::CLONE_PIDFD | libc::CLONE_VM | libc::CLONE_VFORK) as u64 | namespaces as u64;
+    args.pidfd = &mut pidfd as *mut libc::c_int as u64;
+    args.exit_signal = libc::SIGCHLD as u64;
+    args.stack = stack.base as u64;
+    args.stack_size = stack.len as u64;
+    if let Some(fd) = cgroup_fd {
+        args.flags |= CLONE_INTO_CGROUP;
+        args.cgroup = fd as u64;
+    }
+    // SAFETY: both sets are plain old data on this frame, initialised before use.
+    let saved = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut saved: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut saved);
+        saved
+    };
+    let ret: libc::c_long;
+    // SAFETY: the parent returns from the system call with its registers and stack intact (only
+    // rax, rcx and r11 change). The child starts at the same instruction with rax = 0 on the top
+    // of `stack` (16-byte aligned, as the mapping is page-aligned), where it calls `vfork_child`
+    // with `plan`, which never returns; `ud2` is never reached. Until it executes or exits, this
+    // thread is suspended, so `plan` and `stack` outlive every use the child makes of them.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "xor ebp, ebp",
+            "mov rdi, r12",
+            "call r13",
+            "ud2",
+            "2:",
+            inlateout("rax") libc::SYS_clone3 => ret,
+            in("rdi") &mut args as *mut libc::clone_args,
+            in("rsi") std::mem::size_of::<libc::clone_args>(),
+            in("r12") (plan as *mut super::child::ChildPlan<'_>).cast::<libc::c_void>(),
+            in("r13") vfork_child as extern "C" fn(*mut libc::c_void) -> ! as usize,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    // SAFETY: restores the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &saved, std::ptr::null_mut()) };
+    if ret < 0 {
+        // The raw system call answers `-errno`.
+        return Err(std::io::Error::from_raw_os_error(-ret as i32));
+    }
+    forked(ret, pidfd)
+}
+
+/// Elsewhere the child is a copy ([`clone3`]).
+///
+/// # Safety
+/// As [`clone3`].
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn clone3_vfork(
+    cgroup_fd: Option<RawFd>,
+    namespaces: i32,
+    _stack: &ChildStack,
+    _plan: &mut super::child::ChildPlan<'_>,
+) -> std::io::Result<Forked> {
+    // SAFETY: as the caller's.
+    unsafe { clone3(cgroup_fd, namespaces) }
 }
 
 /// What [`clone3`] and [`clone_legacy`] return.
