@@ -860,3 +860,30 @@ fn host_sysv_ipc_objects_are_invisible() {
     // The neighbour: the child's own IPC namespace works.
     assert_eq!(out.value("OWN-SHM").as_deref(), Some("1"), "{out}");
 }
+
+/// A call that outgrows its memory limit is killed, and only it: hullward ends normally and says
+/// so. At 64 MiB the child shared hullward's memory until it executed (`sys::spawn_child`); below
+/// that floor it was a copy. The OOM killer kills every process using the memory of the one it
+/// chooses, so a sharer still alive at that moment would have taken hullward with it.
+#[test]
+fn an_oom_kill_takes_the_call_and_never_hullward_on_either_side_of_the_shared_memory_floor() {
+    use std::os::unix::process::ExitStatusExt;
+    let sb = Sandbox::new();
+    for limit in [64u64 << 20, 32 << 20] {
+        let cfg = sb.config(&format!("Sandbox:\n  Limits:\n    MemoryBytes: {limit}\n"));
+        let grow = "import sys\nb = bytearray(int(sys.argv[1]) << 20)\nb[::4096] = b'x' * len(b[::4096])\nprint('GREW')";
+        let run = |mib: &str| {
+            let mut c = sb.hullward();
+            c.arg("--config").arg(&cfg).args(["run", "--", "python3", "-c", grow, mib]);
+            let status = c.output().unwrap();
+            (status.status, String::from_utf8_lossy(&status.stdout).into_owned())
+        };
+        let (status, stdout) = run("512");
+        assert_eq!(status.signal(), None, "hullward itself was killed at a {limit}-byte limit");
+        assert!(!stdout.contains("GREW"), "512 MiB fit in a {limit}-byte limit");
+        assert_ne!(status.code(), Some(0), "the call that outgrew {limit} bytes succeeded");
+        // The neighbour: an allocation within the limit.
+        let (status, stdout) = run("4");
+        assert_eq!((status.code(), stdout.trim()), (Some(0), "GREW"), "at a {limit}-byte limit");
+    }
+}
