@@ -395,6 +395,15 @@ impl Tracker {
             fresh = true;
         }
         let changed = if fresh { Changed::Everything } else { self.since(since) };
+        match &changed {
+            Changed::Dirs(d) => tracing::debug!(
+                "change tracker: generation {generation}, {} changed since {since:?}",
+                d.len()
+            ),
+            Changed::Everything => {
+                tracing::debug!("change tracker: generation {generation}, everything since {since:?}")
+            }
+        }
         Tracked { generation: Some(generation), changed }
     }
 }
