@@ -14,7 +14,8 @@
 //! protected entry, a repository's `core.hooksPath`, a link's target), so name events suffice:
 //! an in-place rewrite of a protected file is seen by its `stat`, not by an event.
 //!
-//! Order: [`enable`] once per process (`serve`, the CLI's `run`) → for each walk,
+//! Order: [`enable`] once per process (the CLI's `run`; a server calls [`keep_drained`], which
+//! also drains the queue every second between calls) → for each walk,
 //! [`begin_walk`] with the roots and the generation the last walk of them was tagged with: it
 //! covers roots not yet covered ([`Tracker::cover`]: marks, mount descriptors), drains the queue
 //! ([`Tracker::drain`] → [`parse`] → [`Tracker::absorb`]) and answers with this walk's
@@ -447,6 +448,27 @@ static TRACKER: Mutex<Option<Option<Tracker>>> = Mutex::new(None);
 /// CLI call whose post-call check follows its pre-call walk).
 pub fn enable() {
     ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// How often a long-lived process drains the queue between calls (see [`keep_drained`]).
+const BACKGROUND_DRAIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Like [`enable`], and a thread drains the queue every [`BACKGROUND_DRAIN`] (a server): the
+/// group's queue is unbounded, and a filesystem busy between calls would otherwise grow it in
+/// kernel memory until the next call.
+pub fn keep_drained() {
+    enable();
+    let spawned = std::thread::Builder::new().name("hullward-changes".into()).spawn(|| loop {
+        std::thread::sleep(BACKGROUND_DRAIN);
+        if let Ok(mut state) = TRACKER.lock() {
+            if let Some(Some(tracker)) = state.as_mut() {
+                tracker.drain();
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::debug!("change tracker: no background drain ({e})");
+    }
 }
 
 /// At the start of a walk of `roots` whose last walk was tagged `since`: the generation to tag

@@ -30,7 +30,10 @@
 //! ([`rescan`]) re-reads only directories whose ctime moved, stats every protected entry of the
 //! earlier walk itself, and notes where those entries' inodes are now (a renamed parent), so that
 //! [`Snapshot::changes_since`] reports created, changed and vanished entries and where a moved
-//! original went.
+//! original went. Where the kernel reports which directories changed ([`super::changes`]: root,
+//! Linux 5.9+), a walk is given those ([`scan_tracked`], [`rescan_tracked`]): every other
+//! directory the last walk validated — not reported, and not under a reported one — is replayed
+//! without even its `stat`; everything else is walked by ctime as above.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::OsString;

@@ -77,7 +77,7 @@ impl Server {
     /// the next call's network namespace made (`sandbox::spawn`).
     pub fn new(engine: Engine, options: Options) -> Arc<Server> {
         crate::sandbox::index::keep_in_memory();
-        crate::sandbox::changes::enable();
+        crate::sandbox::changes::keep_drained();
         crate::sandbox::spawn::keep_netns_ready();
         Arc::new(Server {
             engine,
