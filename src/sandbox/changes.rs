@@ -180,6 +180,8 @@ type HandleKey<'a> = (&'a [i32; 2], i32, &'a [u8]);
 struct Mount {
     fd: OwnedFd,
     fsid: [i32; 2],
+    /// The mount's id (`STATX_MNT_ID`): a mount already held is not held twice.
+    id: Option<u64>,
 }
 
 /// The fanotify group and what it has told so far.
@@ -231,7 +233,9 @@ impl Tracker {
             mount_points(&text).into_iter().filter(|m| m.starts_with(root) && dir_key(m) != dir_key(root));
         for path in std::iter::once(root.to_path_buf()).chain(inside) {
             let mount = self.mount(&path)?;
-            self.mounts.push(mount);
+            if mount.id.is_none() || !self.mounts.iter().any(|m| m.id == mount.id) {
+                self.mounts.push(mount);
+            }
         }
         self.covered.push(root.to_path_buf());
         Ok(())
@@ -247,7 +251,11 @@ impl Tracker {
             return Err(ChangesError::Untrusted { path: path.into() });
         }
         sys::fanotify_mark_filesystem(self.group.as_fd(), path).map_err(failed)?;
-        Ok(Mount { fd, fsid })
+        let id = rustix::fs::statx(&fd, "", rustix::fs::AtFlags::EMPTY_PATH, rustix::fs::StatxFlags::MNT_ID)
+            .ok()
+            .filter(|st| st.stx_mask & rustix::fs::StatxFlags::MNT_ID.bits() != 0)
+            .map(|st| st.stx_mnt_id);
+        Ok(Mount { fd, fsid, id })
     }
 
     /// Reads every queued event and notes what changed; returns the new generation.
