@@ -26,7 +26,9 @@
 //! the file would say (the same [`Index`], for the same fingerprint), and replaying any index —
 //! older than the file or not — is as safe as replaying the file: every listing is trusted only
 //! while its directory's ctime is the recorded one. A file write lost when the process dies
-//! costs the next process one full walk, nothing else.
+//! costs the next process one full walk, nothing else. The memory copy also keeps the change
+//! tracker's generation the walk that validated it started at ([`super::changes`]): the next walk
+//! asks the tracker what changed since then, and replays the rest without a `stat`.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
