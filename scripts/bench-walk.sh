@@ -40,9 +40,10 @@ trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null
 # Starts `BINARY serve` in TREE on SOCKET with state STATE and waits for its socket.
 serve_in() {
   local binary=$1 tree=$2 socket=$3 state=$4
-  (cd "$tree" && HULLWARD_HOME=$state "$binary" serve --socket "$socket" --unattended-policy allow \
-    --hitl off </dev/null 2>>"$work/serve.log" & echo $! >"$socket.pid")
-  servers+=("$(cat "$socket.pid")")
+  # `exec`: the pid is the server's own, for the trap to stop it.
+  (cd "$tree" && HULLWARD_HOME=$state exec "$binary" serve --socket "$socket" --unattended-policy allow \
+    --hitl off </dev/null 2>>"$work/serve.log") &
+  servers+=($!)
   for _ in $(seq 200); do [ -S "$socket" ] && return; sleep 0.05; done
   echo "the server on $socket never listened" >&2; exit 1
 }
