@@ -11,6 +11,11 @@
 #   scripts/bench-walk.sh 1000000      the 1M-file root too (BENCH_WALK_1M=1 does the same): it
 #                                      takes minutes to create, once
 #
+# The served rows (served, and before-served with BEFORE): `hullward run --connect SOCK -- /bin/true`
+# against a `hullward serve` started in the tree for the row's binary (warm: its index is in
+# memory and, where the kernel allows, its change tracker tells it nothing changed). The client
+# process is part of the row's time.
+#
 # The workspaces are those of benches/plan.rs (`make_plan_tree` in bench-lib.sh: directories of
 # 50 files, a `.env` in every 10th), under target/bench-plan/tree-N, created once and reused.
 # Every row starts through `env HULLWARD_HOME=…` (hyperfine -N sets no variables), so the ratios
@@ -28,7 +33,20 @@ sizes=("$@")
 bench_setup
 base=$PWD/target/bench-plan
 work=$(mktemp -d "$PWD/target/bench-walk.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+sockdir=$(mktemp -d /tmp/hw-bench-walk.XXXXXX)
+servers=()
+trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work" "$sockdir"' EXIT
+
+# Starts `BINARY serve` in TREE on SOCKET with state STATE and waits for its socket.
+serve_in() {
+  local binary=$1 tree=$2 socket=$3 state=$4
+  # `exec`: the pid is the server's own, for the trap to stop it.
+  (cd "$tree" && HULLWARD_HOME=$state exec "$binary" serve --socket "$socket" --unattended-policy allow \
+    --hitl off </dev/null 2>>"$work/serve.log") &
+  servers+=($!)
+  for _ in $(seq 200); do [ -S "$socket" ] && return; sleep 0.05; done
+  echo "the server on $socket never listened" >&2; exit 1
+}
 
 for files in "${sizes[@]}"; do
   tree=$base/tree-$files
@@ -37,11 +55,14 @@ for files in "${sizes[@]}"; do
   warm=$work/warm-$files
   mkdir -p "$warm"
   before=()
+  serve_in "$BIN" "$tree" "$sockdir/after-$files.sock" "$work/served-$files"
   if [ -n "${BEFORE:-}" ]; then
     mkdir -p "$warm-before"
+    serve_in "$BEFORE" "$tree" "$sockdir/before-$files.sock" "$work/served-before-$files"
     # Its own state directories: an index file is the version's own (the fingerprint names it).
     before=(--prepare "rm -rf $cold-before" -n before-cold "env HULLWARD_HOME=$cold-before $BEFORE run -- /bin/true"
-      --prepare true -n before-warm "env HULLWARD_HOME=$warm-before $BEFORE run -- /bin/true")
+      --prepare true -n before-warm "env HULLWARD_HOME=$warm-before $BEFORE run -- /bin/true"
+      --prepare true -n before-served "env HULLWARD_HOME=$warm-before $BEFORE run --connect $sockdir/before-$files.sock -- /bin/true")
   fi
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   # One --prepare per command, in order: only the cold rows throw their state away (the warm
@@ -52,6 +73,7 @@ for files in "${sizes[@]}"; do
     -n cold "env HULLWARD_HOME=$cold $BIN run -- /bin/true" \
     -n warm "env HULLWARD_HOME=$warm $BIN run -- /bin/true" \
     -n bwrap "env HULLWARD_HOME=$warm bwrap --ro-bind / / --dev /dev --unshare-net --die-with-parent true" \
+    --prepare true -n served "env HULLWARD_HOME=$warm $BIN run --connect $sockdir/after-$files.sock -- /bin/true" \
     "${before[@]}" >/dev/null)
   python3 - "$work/walk-$files.json" "$files" "$load" "$(nproc)" <<'PY'
 import json, sys
@@ -68,7 +90,7 @@ print(f"warm / cold: {med['warm'] / med['cold']:.2f}; warm / bwrap: {med['warm']
       + (f"; warm {med['warm']:.1f} ms (target < 20 ms)" if files >= 1_000_000 else ""))
 if "before-warm" in med:
     print(f"after / before: cold {med['cold'] / med['before-cold']:.2f}, "
-          f"warm {med['warm'] / med['before-warm']:.2f}")
+          f"warm {med['warm'] / med['before-warm']:.2f}, served {med['served'] / med['before-served']:.2f}")
 PY
 done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"

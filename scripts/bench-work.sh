@@ -4,6 +4,7 @@
 # anything), with the load average and the CPU time (user + sys of the whole tree).
 #
 #   scripts/bench-work.sh [RUNS]     (default 5; BIN=path/to/hullward to compare builds)
+#   BEFORE=path/to/old/hullward …    adds that binary's row (before) to the SAME run
 #
 # Workloads (generated once under target/bench-work, reused while present):
 #   git-status   `git status` in a 50k-file repository (committed, clean)
@@ -37,11 +38,12 @@ fi
 
 # One workload: NAME DIR PREPARE COMMAND — bare, hullward, bwrap; prints medians, ratios, CPU.
 bench() {
-  local name=$1 dir=$2 prepare=$3 cmd=$4 load
+  local name=$1 dir=$2 prepare=$3 cmd=$4 load before=()
   load=$(cut -d' ' -f1-3 /proc/loadavg)
+  [ -n "${BEFORE:-}" ] && before=(-n before "$BEFORE run -- $cmd")
   (cd "$dir" && hyperfine -N --warmup 2 --runs "$runs" --prepare "$prepare" \
     --export-json "$work/$name.json" \
-    -n bare "$cmd" -n hullward "$BIN run -- $cmd" -n bwrap "$bwrap_cmd $cmd" >/dev/null)
+    -n bare "$cmd" -n hullward "$BIN run -- $cmd" -n bwrap "$bwrap_cmd $cmd" "${before[@]}" >/dev/null)
   report_against "$work/$name.json" "$name" "$load" bare
 }
 

@@ -26,7 +26,9 @@
 //! the file would say (the same [`Index`], for the same fingerprint), and replaying any index —
 //! older than the file or not — is as safe as replaying the file: every listing is trusted only
 //! while its directory's ctime is the recorded one. A file write lost when the process dies
-//! costs the next process one full walk, nothing else.
+//! costs the next process one full walk, nothing else. The memory copy also keeps the change
+//! tracker's generation the walk that validated it started at ([`super::changes`]): the next walk
+//! asks the tracker what changed since then, and replays the rest without a `stat`.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -101,8 +103,9 @@ impl Index {
 /// Whether this process keeps its indexes in memory (see [`keep_in_memory`]).
 static IN_MEMORY: AtomicBool = AtomicBool::new(false);
 
-/// The indexes this process loaded or wrote, by file: the fingerprint they are for and the index.
-type Memory = Mutex<HashMap<PathBuf, (Vec<u8>, Arc<Index>)>>;
+/// The indexes this process loaded or wrote, by file: the fingerprint they are for, the index,
+/// and the change tracker's generation the walk that validated it started at.
+type Memory = Mutex<HashMap<PathBuf, (Vec<u8>, Arc<Index>, Option<u64>)>>;
 
 fn memory() -> &'static Memory {
     static MEMORY: OnceLock<Memory> = OnceLock::new();
@@ -137,24 +140,44 @@ impl Store {
     /// The recorded index, when there is one for exactly this fingerprint (in memory, or in a
     /// file written by this user and writable by nobody else).
     pub fn load(&self) -> Option<Arc<Index>> {
-        if !self.in_memory {
-            return self.load_file().map(Arc::new);
-        }
-        let kept = memory().lock().ok()?.get(&self.file).cloned();
-        if let Some((_, index)) = kept.filter(|(f, _)| *f == self.fingerprint) {
-            return Some(index);
-        }
-        let index = Arc::new(self.load_file()?);
-        self.remember(&index);
-        Some(index)
+        self.load_tracked().map(|(index, _)| index)
     }
 
-    fn remember(&self, index: &Arc<Index>) {
+    /// Like [`Store::load`], with the change tracker's generation the index was validated at
+    /// (only ever for one kept in memory: a file says nothing of this process's tracker).
+    pub fn load_tracked(&self) -> Option<(Arc<Index>, Option<u64>)> {
+        if !self.in_memory {
+            return self.load_file().map(|i| (Arc::new(i), None));
+        }
+        let kept = memory().lock().ok()?.get(&self.file).cloned();
+        if let Some((_, index, generation)) = kept.filter(|(f, _, _)| *f == self.fingerprint) {
+            return Some((index, generation));
+        }
+        let index = Arc::new(self.load_file()?);
+        self.remember(&index, None);
+        Some((index, None))
+    }
+
+    fn remember(&self, index: &Arc<Index>, generation: Option<u64>) {
         if let Ok(mut kept) = memory().lock() {
             if kept.len() >= MAX_FILES && !kept.contains_key(&self.file) {
                 kept.clear();
             }
-            kept.insert(self.file.clone(), (self.fingerprint.clone(), index.clone()));
+            kept.insert(self.file.clone(), (self.fingerprint.clone(), index.clone(), generation));
+        }
+    }
+
+    /// A walk tagged `generation` replayed every listing of `index` (the one [`Store::load_tracked`]
+    /// gave) and changed nothing: the index kept in memory is vouched for at that generation —
+    /// unless another has been kept since.
+    pub fn vouch(&self, index: &Arc<Index>, generation: Option<u64>) {
+        if !self.in_memory {
+            return;
+        }
+        if let Ok(mut kept) = memory().lock() {
+            if let Some(entry) = kept.get_mut(&self.file).filter(|e| Arc::ptr_eq(&e.1, index)) {
+                entry.2 = generation;
+            }
         }
     }
 
@@ -175,11 +198,16 @@ impl Store {
     /// oldest files beyond [`MAX_FILES`] removed) — in memory at once and the file on a thread
     /// of its own when this process keeps its indexes in memory.
     pub fn save(self, index: Index) -> io::Result<()> {
+        self.save_tracked(index, None)
+    }
+
+    /// Like [`Store::save`], the index validated by a walk tagged `generation` (kept in memory).
+    pub fn save_tracked(self, index: Index, generation: Option<u64>) -> io::Result<()> {
         if !self.in_memory {
             return self.write(&index);
         }
         let index = Arc::new(index);
-        self.remember(&index);
+        self.remember(&index, generation);
         let spawned = std::thread::Builder::new().name("hullward-index".into()).spawn(move || {
             if let Err(e) = self.write(&index) {
                 tracing::debug!("walk index not saved: {e}");

@@ -30,7 +30,10 @@
 //! ([`rescan`]) re-reads only directories whose ctime moved, stats every protected entry of the
 //! earlier walk itself, and notes where those entries' inodes are now (a renamed parent), so that
 //! [`Snapshot::changes_since`] reports created, changed and vanished entries and where a moved
-//! original went.
+//! original went. Where the kernel reports which directories changed ([`super::changes`]: root,
+//! Linux 5.9+), a walk is given those ([`scan_tracked`], [`rescan_tracked`]): every other
+//! directory the last walk validated — not reported, and not under a reported one — is replayed
+//! without even its `stat`; everything else is walked by ctime as above.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::OsString;
@@ -41,6 +44,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, SystemTime};
 
+use super::changes;
 use super::index::{Index, Listing, Store};
 use crate::policy::{GlobRules, Origin, Policy};
 
@@ -218,6 +222,9 @@ pub struct Snapshot {
     pub identities: BTreeMap<PathBuf, (u64, u64)>,
     /// Anchored deny patterns whose path runs into a symlink loop.
     pub link_loops: Vec<LinkLoop>,
+    /// The change tracker's generation this walk started at, when it covers the roots: the walk
+    /// after the call reads only what changed since ([`super::changes`]).
+    pub tracked: Option<u64>,
 }
 
 /// How a protected entry differs after a call.
@@ -333,12 +340,18 @@ pub fn scan_policy(policy: &Policy, roots: &[PathBuf]) -> Result<Snapshot, WalkE
     let hidden = hidden_paths(policy);
     let spec = policy_spec(policy, roots, &hidden, true);
     let store = Store::open(&policy.session.state_dir, fingerprint(&spec));
-    let recorded = store.load();
-    let (snapshot, index) = scan_indexed(&spec, recorded.as_deref())?;
-    if let Some(index) = index {
-        if let Err(e) = store.save(index) {
-            tracing::debug!("walk index not saved: {e}");
+    let recorded = store.load_tracked();
+    let tracked = changes::begin_walk(roots, recorded.as_ref().and_then(|r| r.1));
+    let (mut snapshot, index) = scan_tracked(&spec, recorded.as_ref().map(|r| &*r.0), tracked.dirs())?;
+    snapshot.tracked = tracked.generation;
+    match (index, recorded) {
+        (Some(index), _) => {
+            if let Err(e) = store.save_tracked(index, tracked.generation) {
+                tracing::debug!("walk index not saved: {e}");
+            }
         }
+        (None, Some((same, _))) => store.vouch(&same, tracked.generation),
+        (None, None) => {}
     }
     Ok(snapshot)
 }
@@ -383,7 +396,8 @@ fn fingerprint(spec: &ScanSpec<'_>) -> Vec<u8> {
 /// The walk after a call, over the same `roots` as `previous` (see [`rescan`]).
 pub fn rescan_policy(policy: &Policy, roots: &[PathBuf], previous: &Snapshot) -> Result<Snapshot, WalkError> {
     let hidden = hidden_paths(policy);
-    rescan(&policy_spec(policy, roots, &hidden, false), previous)
+    let tracked = changes::begin_walk(roots, previous.tracked);
+    rescan_tracked(&policy_spec(policy, roots, &hidden, false), previous, tracked.dirs())
 }
 
 /// hullward's own files, which no program may read or change: the state directory (audit log,
@@ -480,6 +494,9 @@ struct Pending {
     covered: bool,
     /// Inside a directory [`ScanSpec::read`] covers as a whole: nothing in it is listed again.
     read_covered: bool,
+    /// This directory lies under one the change tracker reported changed: it is walked by
+    /// ctime, not replayed on the tracker's word.
+    untracked: bool,
 }
 
 /// Directories waiting to be read, shared by the walking threads.
@@ -508,6 +525,10 @@ struct Walk<'a> {
     hidden: Vec<&'a Path>,
     /// The last walk's listings, to replay directories whose listing did not change.
     index: Option<&'a Index>,
+    /// The directories the change tracker says may have changed since the last walk (by
+    /// [`dir_key`]); `None` when it cannot tell. Any other directory is replayed unread and
+    /// un-stat'ed, unless it lies under one of these.
+    tracked: Option<&'a HashSet<Vec<u8>>>,
     /// Directory ctimes from before this are trusted (see [`CTIME_TICK`]).
     trusted_before: i128,
     /// Whether each device's filesystem keeps trustworthy ctimes.
@@ -540,7 +561,7 @@ enum Stop {
 /// Walks the roots and returns every protected entry. Small trees are walked on the calling
 /// thread alone; once enough directories are pending, helper threads join (one work queue).
 pub fn scan(spec: &ScanSpec<'_>) -> Result<Snapshot, WalkError> {
-    Ok(walk(spec, None, None)?.0)
+    Ok(walk(spec, None, None, None)?.0)
 }
 
 /// Like [`scan`], replaying from `index` every directory whose listing did not change since it
@@ -549,7 +570,18 @@ pub fn scan_indexed(
     spec: &ScanSpec<'_>,
     index: Option<&Index>,
 ) -> Result<(Snapshot, Option<Index>), WalkError> {
-    let (snapshot, listed) = walk(spec, None, index)?;
+    scan_tracked(spec, index, None)
+}
+
+/// Like [`scan_indexed`], and with `tracked` (the directories the change tracker says may have
+/// changed since `index` was validated) every other directory of `index` is replayed without
+/// even its `stat`.
+pub fn scan_tracked(
+    spec: &ScanSpec<'_>,
+    index: Option<&Index>,
+    tracked: Option<&HashSet<Vec<u8>>>,
+) -> Result<(Snapshot, Option<Index>), WalkError> {
+    let (snapshot, listed) = walk(spec, None, index, tracked)?;
     let fresh = listed.relisted || index.map_or(0, Index::len) != listed.read.len() + listed.replayed.len();
     let next = fresh.then(|| {
         let mut dirs: HashMap<PathBuf, Listing> = listed.read.into_iter().collect();
@@ -573,7 +605,18 @@ pub fn scan_indexed(
 /// `dirs` are empty and its `git_dirs` are those of the directories read (no walk starts from
 /// it; recording 20k directories after every call cost as much as stat'ing them).
 pub fn rescan(spec: &ScanSpec<'_>, previous: &Snapshot) -> Result<Snapshot, WalkError> {
-    Ok(walk(spec, Some(previous), None)?.0)
+    rescan_tracked(spec, previous, None)
+}
+
+/// Like [`rescan`], and with `tracked` (the directories the change tracker says may have changed
+/// since `previous` was taken) every other directory of `previous` is taken as unchanged without
+/// its `stat`.
+pub fn rescan_tracked(
+    spec: &ScanSpec<'_>,
+    previous: &Snapshot,
+    tracked: Option<&HashSet<Vec<u8>>>,
+) -> Result<Snapshot, WalkError> {
+    Ok(walk(spec, Some(previous), None, tracked)?.0)
 }
 
 /// What a walk listed in the directories it trusts.
@@ -593,6 +636,7 @@ fn walk(
     spec: &ScanSpec<'_>,
     previous: Option<&Snapshot>,
     index: Option<&Index>,
+    tracked: Option<&HashSet<Vec<u8>>>,
 ) -> Result<Walked, WalkError> {
     let started = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     let trusted_before = i128::try_from(started.saturating_sub(CTIME_TICK).as_nanos()).unwrap_or(0);
@@ -617,6 +661,7 @@ fn walk(
             .map(PathBuf::as_path)
             .collect(),
         index,
+        tracked,
         trusted_before,
         devices: Mutex::new(HashMap::new()),
         relisted: AtomicBool::new(false),
@@ -628,6 +673,7 @@ fn walk(
                     depth: 0,
                     covered: false,
                     read_covered: false,
+                    untracked: false,
                 })
                 .collect(),
             active: 0,
@@ -694,6 +740,7 @@ fn walk(
         located: found.located.into_iter().collect(),
         identities,
         link_loops: found.link_loops,
+        tracked: None,
     };
     Ok((snapshot, Listings { read: found.listings, replayed: found.replayed, relisted }))
 }
@@ -891,6 +938,16 @@ impl Walk<'_> {
         let spec = self.spec;
         let base = &spec.roots[at.root];
         let dir = base.join(&at.rel);
+        if let Some(replayed) = self.unchanged_by_tracker(at, &dir) {
+            return replayed;
+        }
+        let marked;
+        let at = if !at.untracked && self.tracked.is_some_and(|t| t.contains(dir_key(&dir))) {
+            marked = Pending { untracked: true, ..at.clone() };
+            &marked
+        } else {
+            at
+        };
         let unreadable = |e: std::io::Error| {
             if at.depth == 0 {
                 self.found()
@@ -918,17 +975,7 @@ impl Walk<'_> {
             self.found().dirs.push((dir.clone(), recorded));
         }
         if unchanged {
-            let known = self.children.get(dir_key(&dir)).into_iter().flatten();
-            return Ok(known
-                .filter_map(|c| c.strip_prefix(base).ok())
-                .map(|rel| Pending {
-                    root: at.root,
-                    rel: rel.to_path_buf(),
-                    depth: at.depth + 1,
-                    covered: false,
-                    read_covered: false,
-                })
-                .collect());
+            return Ok(self.known_children(at, &dir));
         }
         if let Some(listing) =
             self.index.and_then(|i| i.get(&dir)).filter(|l| trusted && l.ctime == changed_at)
@@ -965,6 +1012,7 @@ impl Walk<'_> {
                         depth: at.depth + 1,
                         covered: true,
                         read_covered: false,
+                        untracked: at.untracked,
                     });
                 } else if ft.is_file() {
                     self.found().covered_files.push(path);
@@ -985,6 +1033,39 @@ impl Walk<'_> {
             self.relisted.store(true, Ordering::Relaxed);
         }
         Ok(subdirs)
+    }
+
+    /// The previous walk's subdirectories of `dir` (a directory whose listing did not change).
+    fn known_children(&self, at: &Pending, dir: &Path) -> Vec<Pending> {
+        let base = &self.spec.roots[at.root];
+        let known = self.children.get(dir_key(dir)).into_iter().flatten();
+        known
+            .filter_map(|c| c.strip_prefix(base).ok())
+            .map(|rel| Pending {
+                root: at.root,
+                rel: rel.to_path_buf(),
+                depth: at.depth + 1,
+                covered: false,
+                read_covered: false,
+                untracked: at.untracked,
+            })
+            .collect()
+    }
+
+    /// A directory the change tracker vouches for — not reported changed, not under one that
+    /// was, and validated by the last walk (a directory of `previous`, or a listing of the
+    /// index): taken as unchanged without a `stat`. `None`: the directory is walked as usual.
+    fn unchanged_by_tracker(&self, at: &Pending, dir: &Path) -> Option<Result<Vec<Pending>, Stop>> {
+        let tracked = self.tracked?;
+        if at.covered || at.untracked || tracked.contains(dir_key(dir)) {
+            return None;
+        }
+        if self.previous.is_some() {
+            return self.previous_dirs.contains_key(dir_key(dir)).then(|| Ok(self.known_children(at, dir)));
+        }
+        let listing = self.index?.get(dir)?;
+        self.found().dirs.push((dir.to_path_buf(), listing.ctime));
+        Some(self.replay(at, dir.to_path_buf(), listing))
     }
 
     /// A directory whose ctime is the one the index recorded: its entries are the recorded ones,
@@ -1089,6 +1170,7 @@ impl Walk<'_> {
             depth: at.depth + 1,
             covered: false,
             read_covered: at.read_covered || read_match,
+            untracked: at.untracked,
         };
         if listed.git_dir {
             self.found().git_dirs.push(path.to_path_buf());

@@ -17,6 +17,7 @@
 //!    order and `exec`s; then [`egress::Pending::start`] runs the proxy on the child's listener.
 
 pub mod cgroup;
+pub mod changes;
 pub mod child;
 pub mod egress;
 pub mod enumerate;

@@ -1265,3 +1265,116 @@ pub fn take_listen_fd() -> std::io::Result<std::os::fd::OwnedFd> {
     // for it to own, and nothing else in hullward refers to it.
     Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(FD) })
 }
+
+// ---------------------------------------------------------------------------------------------
+// Change tracking (`super::changes`): the fanotify group, its filesystem marks, and turning the
+// directory file handles its events carry back into open directories.
+// ---------------------------------------------------------------------------------------------
+
+/// What the change tracker watches: names added, removed or renamed in a directory, for files and
+/// directories alike (`FAN_ONDIR`). Reported once per directory entry, with the directory's
+/// file handle and the entry's name.
+const FAN_NAME_EVENTS: u64 =
+    libc::FAN_CREATE | libc::FAN_DELETE | libc::FAN_MOVED_FROM | libc::FAN_MOVED_TO | libc::FAN_ONDIR;
+
+/// A notification-only fanotify group that reports each event's directory by file handle and
+/// the entry's name, with an unbounded queue, non-blocking (Linux 5.9+, `CAP_SYS_ADMIN`).
+pub fn fanotify_name_group() -> std::io::Result<std::os::fd::OwnedFd> {
+    let flags = libc::FAN_CLASS_NOTIF
+        | libc::FAN_REPORT_DIR_FID
+        | libc::FAN_REPORT_NAME
+        | libc::FAN_UNLIMITED_QUEUE
+        | libc::FAN_CLOEXEC
+        | libc::FAN_NONBLOCK;
+    // SAFETY: fanotify_init takes two flag words and touches no memory of ours.
+    let fd = unsafe { libc::fanotify_init(flags, libc::O_RDONLY as libc::c_uint) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just created and is owned by nothing else.
+    Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
+/// Marks the whole filesystem holding `path` on `group` for [`FAN_NAME_EVENTS`] (every mount
+/// of it, in every mount namespace).
+pub fn fanotify_mark_filesystem(
+    group: std::os::fd::BorrowedFd<'_>,
+    path: &std::path::Path,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let flags = libc::FAN_MARK_ADD | libc::FAN_MARK_FILESYSTEM;
+    // SAFETY: `c` is NUL-terminated and lives across the call; the group is an open descriptor.
+    let ret =
+        unsafe { libc::fanotify_mark(group.as_raw_fd(), flags, FAN_NAME_EVENTS, libc::AT_FDCWD, c.as_ptr()) };
+    if ret < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The filesystem id (`statfs.f_fsid`, what fanotify reports events with) and type magic of the
+/// filesystem `fd` lies on.
+pub fn filesystem_id(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<([i32; 2], i64)> {
+    use std::os::fd::AsRawFd;
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs writes a `struct statfs` into `st` and only reads the descriptor number.
+    if unsafe { libc::fstatfs(fd.as_raw_fd(), st.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fstatfs returned 0, so it initialised `st`.
+    let st = unsafe { st.assume_init() };
+    // SAFETY: `fsid_t` is two `int`s (`__val`, private in `libc`), plain data of the same size
+    // and layout as `[i32; 2]`.
+    let fsid = unsafe { std::mem::transmute::<libc::fsid_t, [i32; 2]>(st.f_fsid) };
+    // `f_type` is an `i64` here and an `i32` on 32-bit targets.
+    #[allow(clippy::unnecessary_cast)]
+    Ok((fsid, st.f_type as i64))
+}
+
+/// Opens (`O_PATH`) the object a file handle names, through the mount `mount_fd` is on
+/// (`CAP_DAC_READ_SEARCH`). `ESTALE`: the object no longer exists.
+pub fn open_by_handle(
+    mount_fd: std::os::fd::BorrowedFd<'_>,
+    handle_type: i32,
+    handle: &[u8],
+) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::AsRawFd;
+    let bytes = u32::try_from(handle.len()).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // `struct file_handle` as `u32` words (its alignment): the byte count, the type, the bytes.
+    let mut words: Vec<u32> = vec![bytes, handle_type as u32];
+    words.extend(handle.chunks(4).map(|c| {
+        let mut w = [0u8; 4];
+        w[..c.len()].copy_from_slice(c);
+        u32::from_ne_bytes(w)
+    }));
+    let ptr = words.as_mut_ptr().cast::<libc::file_handle>();
+    // SAFETY: `words` holds a complete `struct file_handle` (header and `handle_bytes` bytes) and
+    // outlives the call; the mount descriptor is open.
+    let fd = unsafe { libc::open_by_handle_at(mount_fd.as_raw_fd(), ptr, libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just opened and is owned by nothing else.
+    Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
+/// Whether this process's mount table changed since the last call on `mounts` (an open
+/// `/proc/self/mountinfo`): the kernel flags it `POLLPRI` once per change.
+pub fn mount_table_changed(mounts: std::os::fd::BorrowedFd<'_>) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let mut pfd = libc::pollfd { fd: mounts.as_raw_fd(), events: libc::POLLPRI, revents: 0 };
+    loop {
+        // SAFETY: `pfd` is one valid `pollfd` for the whole call, and the count says one.
+        let ret = unsafe { libc::poll(&mut pfd, 1, 0) };
+        if ret >= 0 {
+            return Ok(pfd.revents & (libc::POLLPRI | libc::POLLERR) != 0);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}

@@ -72,10 +72,12 @@ pub struct Server {
 
 impl Server {
     /// A server in its serving phase with no call running. The process keeps its walk indexes
-    /// in memory from now on (`sandbox::index`): a call reads no index file; and a thread keeps
+    /// in memory from now on (`sandbox::index`): a call reads no index file, and walks only what
+    /// the kernel reports changed since the last one (`sandbox::changes`); and a thread keeps
     /// the next call's network namespace made (`sandbox::spawn`).
     pub fn new(engine: Engine, options: Options) -> Arc<Server> {
         crate::sandbox::index::keep_in_memory();
+        crate::sandbox::changes::keep_drained();
         crate::sandbox::spawn::keep_netns_ready();
         Arc::new(Server {
             engine,
