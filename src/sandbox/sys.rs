@@ -900,17 +900,10 @@ unsafe fn clone3_vfork(
     plan: &mut super::child::ChildPlan<'_>,
 ) -> std::io::Result<Forked> {
     let mut pidfd: libc::c_int = -1;
-    // SAFETY: `clone_args` is plain old data; all-zero is the documented default.
-    let mut args: libc::clone_args = unsafe { std::mem::zeroed() };
-    args.flags = (libc::CLONE_PIDFD | libc::CLONE_VM | libc::CLONE_VFORK) as u64 | namespaces as u64;
-    args.pidfd = &mut pidfd as *mut libc::c_int as u64;
-    args.exit_signal = libc::SIGCHLD as u64;
+    let shared = (libc::CLONE_VM | libc::CLONE_VFORK) as u64;
+    let mut args = fork_args(cgroup_fd, namespaces as u64 | shared, &mut pidfd);
     args.stack = stack.base as u64;
     args.stack_size = stack.len as u64;
-    if let Some(fd) = cgroup_fd {
-        args.flags |= CLONE_INTO_CGROUP;
-        args.cgroup = fd as u64;
-    }
     // SAFETY: both sets are plain old data on this frame, initialised before use.
     let saved = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
@@ -993,15 +986,7 @@ pub fn clone3_works() -> bool {
 /// async-signal-safe calls (no allocation, no locks) until it `exec`s or `_exit`s.
 unsafe fn clone3(cgroup_fd: Option<RawFd>, namespaces: i32) -> std::io::Result<Forked> {
     let mut pidfd: libc::c_int = -1;
-    // SAFETY: `clone_args` is plain old data; all-zero is the documented default.
-    let mut args: libc::clone_args = unsafe { std::mem::zeroed() };
-    args.flags = libc::CLONE_PIDFD as u64 | namespaces as u64;
-    args.pidfd = &mut pidfd as *mut libc::c_int as u64;
-    args.exit_signal = libc::SIGCHLD as u64;
-    if let Some(fd) = cgroup_fd {
-        args.flags |= CLONE_INTO_CGROUP;
-        args.cgroup = fd as u64;
-    }
+    let mut args = fork_args(cgroup_fd, namespaces as u64, &mut pidfd);
     // SAFETY: `args` is valid for the call; without CLONE_VM the child gets its own copy of memory
     // and returns here with 0, like fork.
     let ret = unsafe {
@@ -1012,6 +997,21 @@ unsafe fn clone3(cgroup_fd: Option<RawFd>, namespaces: i32) -> std::io::Result<F
         )
     };
     forked(ret, pidfd)
+}
+
+/// `clone3`'s arguments for a child with `flags` that ends with `SIGCHLD` and whose pidfd the
+/// kernel stores in `pidfd`, straight into the cgroup v2 directory `cgroup_fd` when given.
+fn fork_args(cgroup_fd: Option<RawFd>, flags: u64, pidfd: &mut libc::c_int) -> libc::clone_args {
+    // SAFETY: `clone_args` is plain old data; all-zero is the documented default.
+    let mut args: libc::clone_args = unsafe { std::mem::zeroed() };
+    args.flags = libc::CLONE_PIDFD as u64 | flags;
+    args.pidfd = pidfd as *mut libc::c_int as u64;
+    args.exit_signal = libc::SIGCHLD as u64;
+    if let Some(fd) = cgroup_fd {
+        args.flags |= CLONE_INTO_CGROUP;
+        args.cgroup = fd as u64;
+    }
+    args
 }
 
 /// The legacy `clone` with `CLONE_PIDFD` (Linux 5.2+): the kernel stores the pidfd through the
