@@ -62,8 +62,9 @@ pub fn sh(common: &CommonArgs, command: &[String], connect: Option<&Path>) -> Re
 
 /// Starts the kernel probe and then root's counters user namespace and the call's network
 /// namespace on a thread, overlapping the policy load (all are needed only when the engine is
-/// built and the child spawned). The walks of the call ask the kernel what changed in between (`sandbox::changes`): the
-/// post-call check reads only the directories the program changed.
+/// built and the child spawned). On a big tree the walks of the call ask the kernel what
+/// changed in between (`sandbox::changes`): the post-call check reads only the directories the
+/// program changed.
 fn prefetch(common: &CommonArgs) {
     crate::sandbox::changes::enable();
     KernelSupport::prefetch(if common.yolo { || {} } else { spawn::prepare_call_namespaces });

@@ -341,7 +341,8 @@ pub fn scan_policy(policy: &Policy, roots: &[PathBuf]) -> Result<Snapshot, WalkE
     let spec = policy_spec(policy, roots, &hidden, true);
     let store = Store::open(&policy.session.state_dir, fingerprint(&spec));
     let recorded = store.load_tracked();
-    let tracked = changes::begin_walk(roots, recorded.as_ref().and_then(|r| r.1));
+    let recorded_dirs = recorded.as_ref().map_or(0, |r| r.0.len());
+    let tracked = changes::begin_walk(roots, recorded.as_ref().and_then(|r| r.1), recorded_dirs);
     let (mut snapshot, index) = scan_tracked(&spec, recorded.as_ref().map(|r| &*r.0), tracked.dirs())?;
     snapshot.tracked = tracked.generation;
     match (index, recorded) {
@@ -396,7 +397,7 @@ fn fingerprint(spec: &ScanSpec<'_>) -> Vec<u8> {
 /// The walk after a call, over the same `roots` as `previous` (see [`rescan`]).
 pub fn rescan_policy(policy: &Policy, roots: &[PathBuf], previous: &Snapshot) -> Result<Snapshot, WalkError> {
     let hidden = hidden_paths(policy);
-    let tracked = changes::begin_walk(roots, previous.tracked);
+    let tracked = changes::begin_walk(roots, previous.tracked, previous.dirs.len());
     rescan_tracked(&policy_spec(policy, roots, &hidden, false), previous, tracked.dirs())
 }
 
