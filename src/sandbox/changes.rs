@@ -228,10 +228,13 @@ impl Tracker {
         if dir_key(&canonical) != dir_key(root) {
             return Err(ChangesError::NotCanonical { path: root.into() });
         }
-        let text = std::fs::read("/proc/self/mountinfo")
+        // Unreadable (or not UTF-8): a mount inside the root could go unmarked, so no tracking.
+        let text = std::fs::read_to_string("/proc/self/mountinfo")
             .map_err(|e| ChangesError::Mounts { path: root.into(), reason: e.to_string() })?;
-        let inside =
-            mount_points(&text).into_iter().filter(|m| m.starts_with(root) && dir_key(m) != dir_key(root));
+        let inside = super::kernel::parse_mountinfo(&text)
+            .into_iter()
+            .map(|m| m.mount_point)
+            .filter(|m| m.starts_with(root) && dir_key(m) != dir_key(root));
         for path in std::iter::once(root.to_path_buf()).chain(inside) {
             let mount = self.mount(&path)?;
             if mount.id.is_none() || !self.mounts.iter().any(|m| m.id == mount.id) {
@@ -418,35 +421,6 @@ impl Tracker {
     }
 }
 
-/// The mount points of a `/proc/self/mountinfo` text (field 5, octal escapes undone).
-fn mount_points(text: &[u8]) -> Vec<PathBuf> {
-    text.split(|b| *b == b'\n')
-        .filter_map(|line| line.split(|b| *b == b' ').nth(4))
-        .map(|field| PathBuf::from(OsString::from_vec(unescape(field))))
-        .collect()
-}
-
-fn unescape(field: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(field.len());
-    let mut i = 0;
-    while i < field.len() {
-        let octal = field
-            .get(i + 1..i + 4)
-            .filter(|d| field[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match octal {
-            Some(d) => {
-                out.push(d.iter().fold(0u8, |v, c| v.wrapping_mul(8).wrapping_add(c - b'0')));
-                i += 4;
-            }
-            None => {
-                out.push(field[i]);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
 /// The fewest directories the last walk of the roots must have found for [`begin_walk`] to
 /// start tracking: `usize::MAX` until [`enable`] or [`keep_drained`] is called.
 static MIN_DIRS: AtomicUsize = AtomicUsize::new(usize::MAX);
@@ -565,8 +539,10 @@ mod tests {
 
     #[test]
     fn mount_points_undo_the_octal_escapes() {
-        let text = b"22 1 8:1 / / rw - ext4 /dev/sda1 rw\n30 22 0:5 / /mnt/a\\040b rw - tmpfs t rw\n";
-        assert_eq!(mount_points(text), vec![PathBuf::from("/"), PathBuf::from("/mnt/a b")]);
+        let text = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n30 22 0:5 / /mnt/a\\040b rw - tmpfs t rw\n";
+        let points: Vec<_> =
+            super::super::kernel::parse_mountinfo(text).into_iter().map(|m| m.mount_point).collect();
+        assert_eq!(points, vec![PathBuf::from("/"), PathBuf::from("/mnt/a b")]);
     }
 
     #[test]

@@ -258,7 +258,7 @@ pub fn mounts() -> Vec<Mount> {
 
 /// `ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL…] - FSTYPE SOURCE SUPER_OPTIONS`, one
 /// mount per line; a line that does not have that shape is skipped.
-fn parse_mountinfo(text: &str) -> Vec<Mount> {
+pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
     text.lines()
         .filter_map(|line| {
             let mut fields = line.split(' ');
