@@ -151,7 +151,7 @@ impl Sys for Inert {
     fn execve(&self, _: &CStr, _: &[*const libc::c_char], _: &[*const libc::c_char]) -> Errno {
         Errno(libc::ENOENT)
     }
-    fn set_cloexec(&self, _: RawFd, _: bool) -> SysResult<()> {
+    fn clear_cloexec(&self, _: RawFd) -> SysResult<()> {
         Ok(())
     }
     fn execveat_fd(&self, _: RawFd, _: &[*const libc::c_char], _: &[*const libc::c_char]) -> Errno {

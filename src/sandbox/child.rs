@@ -424,7 +424,7 @@ fn exec_program<S: Sys>(sys: &S, plan: &ChildPlan<'_>) -> StepError {
 /// Hands the error pipe on to the init program (it marks it close-on-exec again for the
 /// program) and executes it.
 fn exec_init<S: Sys>(sys: &S, plan: &ChildPlan<'_>, image: RawFd) -> StepError {
-    if let Err(errno) = sys.set_cloexec(plan.error_fd, false) {
+    if let Err(errno) = sys.clear_cloexec(plan.error_fd) {
         return StepError { stage: Stage::Init, index: 2, errno };
     }
     let errno = sys.execveat_fd(image, &plan.init_argv_ptrs, &plan.envp_ptrs);
@@ -904,6 +904,7 @@ mod tests {
                 libc::PR_CAPBSET_DROP => "capbset_drop",
                 PR_CAP_AMBIENT => "ambient_clear",
                 libc::PR_SET_NO_NEW_PRIVS => "no_new_privs",
+                libc::PR_SET_DUMPABLE => "undumpable",
                 _ => "prctl?",
             };
             self.rec(name)
@@ -933,8 +934,8 @@ mod tests {
             let _ = self.rec("execve");
             Errno(libc::ENOENT)
         }
-        fn set_cloexec(&self, _: RawFd, _: bool) -> Result<(), Errno> {
-            self.rec("set_cloexec")
+        fn clear_cloexec(&self, _: RawFd) -> Result<(), Errno> {
+            self.rec("clear_cloexec")
         }
         fn execveat_fd(&self, _: RawFd, _: &[*const libc::c_char], _: &[*const libc::c_char]) -> Errno {
             let _ = self.rec("execveat");
@@ -1009,6 +1010,32 @@ mod tests {
         };
         p.seal();
         p
+    }
+
+    /// The calls `run` makes after the plan is applied, up to the `exit` (which the recorder
+    /// turns into a panic) that follows a failed `exec`.
+    fn after_apply(init: Init, fail_at: Option<&'static str>) -> Vec<String> {
+        let ops = ops();
+        let mut p = plan(&ops);
+        p.init = init;
+        let applied = Recorder::default();
+        apply(&applied, &mut p).unwrap();
+        let steps = applied.calls.into_inner().len();
+        let rec = Recorder { fail_at, ..Recorder::default() };
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&rec, &mut p)));
+        assert!(ran.is_err(), "run returned");
+        rec.calls.into_inner().split_off(steps)
+    }
+
+    #[test]
+    fn the_init_image_gets_the_error_pipe_and_a_failure_is_reported_on_it() {
+        assert_eq!(after_apply(Init::Image(14), None), ["clear_cloexec", "execveat", "write"]);
+        assert_eq!(after_apply(Init::Image(14), Some("clear_cloexec")), ["clear_cloexec", "write"]);
+        // The neighbours: without a PID namespace the program is executed at once; with the
+        // fork init the child marks itself undumpable and forks first (the recorder's fork
+        // answers as the child, which executes the program).
+        assert_eq!(after_apply(Init::None, None), ["execve", "write"]);
+        assert_eq!(after_apply(Init::Fork, None), ["undumpable", "fork", "execve", "write"]);
     }
 
     #[test]

@@ -115,8 +115,8 @@ pub trait Sys {
     fn reset_signals(&self) -> SysResult<()>;
     /// Only returns on failure.
     fn execve(&self, path: &CStr, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno;
-    /// Sets or clears `FD_CLOEXEC` on `fd`.
-    fn set_cloexec(&self, fd: RawFd, on: bool) -> SysResult<()>;
+    /// Clears `FD_CLOEXEC` on `fd`: it stays open across `exec`.
+    fn clear_cloexec(&self, fd: RawFd) -> SysResult<()>;
     /// `execveat(fd, "", argv, envp, AT_EMPTY_PATH)`: executes the program `fd` holds; returns
     /// only on failure.
     fn execveat_fd(&self, fd: RawFd, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno;
@@ -631,10 +631,9 @@ impl Sys for RealSys {
         Errno::last()
     }
 
-    fn set_cloexec(&self, fd: RawFd, on: bool) -> SysResult<()> {
-        let flags = if on { libc::FD_CLOEXEC } else { 0 };
+    fn clear_cloexec(&self, fd: RawFd) -> SysResult<()> {
         // SAFETY: F_SETFD takes an integer and changes only this descriptor's flags.
-        check(unsafe { libc::fcntl(fd, libc::F_SETFD, flags) })
+        check(unsafe { libc::fcntl(fd, libc::F_SETFD, 0) })
     }
 
     fn execveat_fd(&self, fd: RawFd, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno {
