@@ -219,6 +219,7 @@ fn the_child_sequence_does_not_allocate() {
         parent_death: true,
         init: Init::Image(53),
         init_argv: vec![c("hullward-pid1"), c("7"), c("/bin/true"), c("true")],
+        launch_fd: None,
         egress: Some((9, 3128)),
         join_netns: None,
         loopback_up: true,

@@ -314,8 +314,11 @@ pub struct ChildPlan<'a> {
     pub parent_death: bool,
     /// Whether this process is PID 1 of a new PID namespace, and how its init runs.
     pub init: Init,
-    /// The arguments of [`Init::Image`] (see `super::pid1::argv`).
+    /// The arguments of [`Init::Image`] (see `super::pid1::argv`, `super::pid1::wait_argv`).
     pub init_argv: Vec<CString>,
+    /// A sandbox prepared ahead: the read end of the pipe the init program waits on for the
+    /// program to run (handed over with the error pipe; `init_argv` names both).
+    pub launch_fd: Option<RawFd>,
     /// `--net proxy`: the channel on which to hand back the proxy's listener, and its port (see
     /// [`super::egress`]).
     pub egress: Option<(RawFd, u16)>,
@@ -421,11 +424,14 @@ fn exec_program<S: Sys>(sys: &S, plan: &ChildPlan<'_>) -> StepError {
     StepError { stage: Stage::Exec, index: 0, errno }
 }
 
-/// Hands the error pipe on to the init program (it marks it close-on-exec again for the
-/// program) and executes it.
+/// Hands the error pipe (and a prepared sandbox's launch pipe) on to the init program (it marks
+/// the error pipe close-on-exec again for the program, and closes the launch pipe once read) and
+/// executes it.
 fn exec_init<S: Sys>(sys: &S, plan: &ChildPlan<'_>, image: RawFd) -> StepError {
-    if let Err(errno) = sys.clear_cloexec(plan.error_fd) {
-        return StepError { stage: Stage::Init, index: 2, errno };
+    for fd in std::iter::once(plan.error_fd).chain(plan.launch_fd) {
+        if let Err(errno) = sys.clear_cloexec(fd) {
+            return StepError { stage: Stage::Init, index: 2, errno };
+        }
     }
     let errno = sys.execveat_fd(image, &plan.init_argv_ptrs, &plan.envp_ptrs);
     StepError { stage: Stage::Init, index: 3, errno }
@@ -987,6 +993,7 @@ mod tests {
             parent_death: true,
             init: Init::Image(14),
             init_argv: vec![c("hullward-pid1"), c("7"), c("/bin/true"), c("true")],
+            launch_fd: None,
             egress: Some((12, 3128)),
             join_netns: None,
             loopback_up: true,
@@ -1014,10 +1021,11 @@ mod tests {
 
     /// The calls `run` makes after the plan is applied, up to the `exit` (which the recorder
     /// turns into a panic) that follows a failed `exec`.
-    fn after_apply(init: Init, fail_at: Option<&'static str>) -> Vec<String> {
+    fn after_apply(init: Init, launch_fd: Option<RawFd>, fail_at: Option<&'static str>) -> Vec<String> {
         let ops = ops();
         let mut p = plan(&ops);
         p.init = init;
+        p.launch_fd = launch_fd;
         let applied = Recorder::default();
         apply(&applied, &mut p).unwrap();
         let steps = applied.calls.into_inner().len();
@@ -1029,13 +1037,16 @@ mod tests {
 
     #[test]
     fn the_init_image_gets_the_error_pipe_and_a_failure_is_reported_on_it() {
-        assert_eq!(after_apply(Init::Image(14), None), ["clear_cloexec", "execveat", "write"]);
-        assert_eq!(after_apply(Init::Image(14), Some("clear_cloexec")), ["clear_cloexec", "write"]);
+        assert_eq!(after_apply(Init::Image(14), None, None), ["clear_cloexec", "execveat", "write"]);
+        assert_eq!(after_apply(Init::Image(14), None, Some("clear_cloexec")), ["clear_cloexec", "write"]);
+        // Prepared ahead, the init gets the launch pipe too.
+        let prepared = after_apply(Init::Image(14), Some(15), None);
+        assert_eq!(prepared, ["clear_cloexec", "clear_cloexec", "execveat", "write"]);
         // The neighbours: without a PID namespace the program is executed at once; with the
         // fork init the child marks itself undumpable and forks first (the recorder's fork
         // answers as the child, which executes the program).
-        assert_eq!(after_apply(Init::None, None), ["execve", "write"]);
-        assert_eq!(after_apply(Init::Fork, None), ["undumpable", "fork", "execve", "write"]);
+        assert_eq!(after_apply(Init::None, None, None), ["execve", "write"]);
+        assert_eq!(after_apply(Init::Fork, None, None), ["undumpable", "fork", "execve", "write"]);
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub struct PathRule {
 }
 
 /// The ruleset to build.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LandlockPlan {
     /// The ABI the ruleset is built for (the kernel's, or lower when pinned).
     pub abi: i32,

@@ -16,6 +16,18 @@
  * reaps every process of the namespace and exits with the program's status (128 + signal when it
  * was killed) as soon as the program ends — the kernel then kills whatever is left.
  *
+ * Prepared ahead (`serve`): argv = { "hullward-pid1", ERROR_FD, LAUNCH_FD }. The sandbox is
+ * complete before any request names a program: it writes an all-zero record on ERROR_FD ("ready")
+ * and blocks reading the launch from LAUNCH_FD, which the supervisor writes and closes:
+ *   a header of three little-endian u32 — the byte length of what follows, the number of
+ *   arguments (at least 1), the number of environment entries — then that many bytes, all
+ *   NUL-terminated strings: the working directory, the program's path, its arguments, its
+ *   environment.
+ * Anything else (a short read, a size over LAUNCH_MAX, a string count that does not match) is a
+ * failure of the launch. The program's child then enters the working directory and goes on as
+ * above. Whatever is ready waits confined: Landlock, seccomp and the dropped capabilities were
+ * applied before this program ran, so the launch cannot widen them.
+ *
  * A failure is reported on ERROR_FD as the supervisor's 12-byte step record (stage, index,
  * errno; little-endian u32 each; stage numbers as in child.rs's `Stage`) and ends with 125.
  *
@@ -25,8 +37,19 @@
 
 #include <asm/unistd.h>
 
+#define STAGE_CHDIR 10
 #define STAGE_EXEC 20
 #define STAGE_INIT 23
+/* STAGE_INIT indices: 0 fork, 1 undumpable (2 and 3 are the child's, in child.rs), 4 reading the
+ * launch, 5 its memory. */
+#define LAUNCH_READ 4
+#define LAUNCH_MEMORY 5
+#define LAUNCH_MAX (16L << 20)
+#define EINVAL 22
+#define PROT_READ 1
+#define PROT_WRITE 2
+#define MAP_PRIVATE 2
+#define MAP_ANONYMOUS 0x20
 #define F_SETFD 2
 #define FD_CLOEXEC 1
 #define SIGCHLD 17
@@ -44,12 +67,14 @@ __asm__(".text\n"
         "  call pid1_main\n"
         "  hlt\n");
 
-static long sys4(long n, long a, long b, long c, long d) {
+static long sys6(long n, long a, long b, long c, long d, long e, long f) {
     long ret;
     register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
     __asm__ volatile("syscall"
                      : "=a"(ret)
-                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
                      : "rcx", "r11", "memory");
     return ret;
 }
@@ -62,18 +87,27 @@ __asm__(".text\n"
         "  mov x0, sp\n"
         "  bl pid1_main\n");
 
-static long sys4(long n, long a, long b, long c, long d) {
+static long sys6(long n, long a, long b, long c, long d, long e, long f) {
     register long x8 __asm__("x8") = n;
     register long x0 __asm__("x0") = a;
     register long x1 __asm__("x1") = b;
     register long x2 __asm__("x2") = c;
     register long x3 __asm__("x3") = d;
-    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+    register long x4 __asm__("x4") = e;
+    register long x5 __asm__("x5") = f;
+    __asm__ volatile("svc 0"
+                     : "+r"(x0)
+                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                     : "memory");
     return x0;
 }
 #else
 #error "pid1 is written for x86_64 and aarch64"
 #endif
+
+static long sys4(long n, long a, long b, long c, long d) {
+    return sys6(n, a, b, c, d, 0, 0);
+}
 
 static void __attribute__((noreturn)) leave(long code) {
     for (;;) {
@@ -85,6 +119,14 @@ static void put_le(unsigned char *out, unsigned long v) {
     for (int i = 0; i < 4; i++) {
         out[i] = (unsigned char)(v >> (8 * i));
     }
+}
+
+static unsigned long get_le(const unsigned char *in) {
+    unsigned long v = 0;
+    for (int i = 0; i < 4; i++) {
+        v |= (unsigned long)in[i] << (8 * i);
+    }
+    return v;
 }
 
 /* Reports the failed step on the error pipe and ends with 125. */
@@ -112,11 +154,91 @@ static long parse_fd(const char *s) {
     return v;
 }
 
+/* Reads exactly `len` bytes; 0, or the negative errno (-EINVAL for an early end of file). */
+static long read_full(long fd, unsigned char *out, long len) {
+    while (len > 0) {
+        long n = sys4(__NR_read, fd, (long)out, len, 0);
+        if (n == -EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return n < 0 ? n : -EINVAL;
+        }
+        out += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* What the program is started with. */
+struct launch {
+    const char *cwd;
+    const char *program;
+    char **argv;
+    char **envp;
+};
+
+/* Reads the launch from `fd` (see the top of this file) into memory of its own. */
+static void read_launch(long err, long fd, struct launch *out) {
+    unsigned char header[12];
+    long ret = read_full(fd, header, sizeof header);
+    if (ret < 0) {
+        fail(err, STAGE_INIT, LAUNCH_READ, ret);
+    }
+    long len = (long)get_le(header);
+    long argc = (long)get_le(header + 4);
+    long envc = (long)get_le(header + 8);
+    if (len < 1 || len > LAUNCH_MAX || argc < 1 || argc > len || envc > len) {
+        fail(err, STAGE_INIT, LAUNCH_READ, -EINVAL);
+    }
+    long strings = 2 + argc + envc;
+    long pointers = (argc + 1 + envc + 1) * (long)sizeof(char *);
+    long mem = sys6(__NR_mmap, 0, pointers + len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem < 0 && mem > -4096) {
+        fail(err, STAGE_INIT, LAUNCH_MEMORY, mem);
+    }
+    char **ptrs = (char **)mem;
+    char *text = (char *)(mem + pointers);
+    ret = read_full(fd, (unsigned char *)text, len);
+    if (ret < 0) {
+        fail(err, STAGE_INIT, LAUNCH_READ, ret);
+    }
+    if (text[len - 1] != 0) {
+        fail(err, STAGE_INIT, LAUNCH_READ, -EINVAL);
+    }
+    /* The strings in order: cwd, program, argv..., envp...; the two arrays NULL-terminated. */
+    long n = 0;
+    char *start = text;
+    for (long i = 0; i < len; i++) {
+        if (text[i] != 0) {
+            continue;
+        }
+        if (n == 0) {
+            out->cwd = start;
+        } else if (n == 1) {
+            out->program = start;
+        } else if (n < strings) {
+            long slot = n - 2 < argc ? n - 2 : n - 2 + 1;
+            ptrs[slot] = start;
+        }
+        n++;
+        start = text + i + 1;
+    }
+    if (n != strings) {
+        fail(err, STAGE_INIT, LAUNCH_READ, -EINVAL);
+    }
+    ptrs[argc] = 0;
+    ptrs[argc + 1 + envc] = 0;
+    out->argv = ptrs;
+    out->envp = ptrs + argc + 1;
+    sys4(__NR_close, fd, 0, 0, 0);
+}
+
 void __attribute__((noreturn, used)) pid1_main(long *sp) {
     long argc = sp[0];
     char **argv = (char **)(sp + 1);
     char **envp = argv + argc + 1;
-    if (argc < 4) {
+    if (argc < 3) {
         leave(125);
     }
     long err = parse_fd(argv[1]);
@@ -129,14 +251,28 @@ void __attribute__((noreturn, used)) pid1_main(long *sp) {
     if (ret < 0) {
         fail(err, STAGE_INIT, 1, ret);
     }
+    struct launch launch = {0, argv[2], argv + 3, envp};
+    if (argc == 3) {
+        long fd = parse_fd(argv[2]);
+        if (fd < 0) {
+            leave(125);
+        }
+        unsigned char ready[12] = {0};
+        sys4(__NR_write, err, (long)ready, sizeof ready, 0);
+        read_launch(err, fd, &launch);
+    }
     long program = sys4(__NR_clone, SIGCHLD, 0, 0, 0);
     if (program < 0) {
         fail(err, STAGE_INIT, 0, program);
     }
     if (program == 0) {
+        ret = launch.cwd ? sys4(__NR_chdir, (long)launch.cwd, 0, 0, 0) : 0;
+        if (ret < 0) {
+            fail(err, STAGE_CHDIR, 0, ret);
+        }
         ret = sys4(__NR_fcntl, err, F_SETFD, FD_CLOEXEC, 0);
         if (ret == 0) {
-            ret = sys4(__NR_execve, (long)argv[2], (long)(argv + 3), (long)envp, 0);
+            ret = sys4(__NR_execve, (long)launch.program, (long)launch.argv, (long)launch.envp, 0);
         }
         fail(err, STAGE_EXEC, 0, ret);
     }

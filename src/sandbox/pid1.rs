@@ -14,6 +14,10 @@
 //! → the child `execveat`s the image (`child::Init::Image`). Where no image can be had (an
 //! architecture `pid1.c` is not written for, a kernel or `vm.memfd_noexec` that refuses an
 //! executable memfd) the child stays behind as the init itself, as before (`child::Init::Fork`).
+//!
+//! A sandbox prepared ahead of its request (`spawn::prepare`) runs the init with [`wait_argv`]:
+//! it reports [`READY`] and waits for the program, which [`launch`] encodes once a request names
+//! it.
 
 use std::ffi::CString;
 use std::io::Write as _;
@@ -74,6 +78,34 @@ pub fn argv(error_fd: RawFd, program: &CString, program_argv: &[CString]) -> Vec
     head.chain(std::iter::once(program.clone())).chain(program_argv.iter().cloned()).collect()
 }
 
+/// The init's arguments when it is to wait for the program: its name, the error descriptor and
+/// the descriptor the launch ([`launch`]) arrives on.
+pub fn wait_argv(error_fd: RawFd, launch_fd: RawFd) -> Vec<CString> {
+    [NAME.to_string(), error_fd.to_string(), launch_fd.to_string()]
+        .into_iter()
+        .map(|a| CString::new(a).expect("no NUL in a name or a number"))
+        .collect()
+}
+
+/// The record a waiting init writes on the error pipe once its sandbox is complete (no stage is
+/// numbered 0).
+pub const READY: [u8; 12] = [0; 12];
+
+/// The launch a waiting init reads (`pid1.c` documents the layout): the working directory, the
+/// program's path, its arguments and its environment, each NUL-terminated, after a header of
+/// their byte length and the two counts.
+pub fn launch(cwd: &CString, program: &CString, argv: &[CString], envp: &[CString]) -> Vec<u8> {
+    let strings = [cwd, program].into_iter().chain(argv).chain(envp);
+    let body: Vec<u8> = strings.flat_map(|s| s.as_bytes_with_nul().iter().copied()).collect();
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes();
+    let mut out = Vec::with_capacity(12 + body.len());
+    out.extend(count(body.len()));
+    out.extend(count(argv.len()));
+    out.extend(count(envp.len()));
+    out.extend(body);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +126,16 @@ mod tests {
         let args = [CString::new("sh").unwrap(), CString::new("-c").unwrap()];
         let got: Vec<_> = argv(7, &program, &args).into_iter().map(|c| c.into_string().unwrap()).collect();
         assert_eq!(got, ["hullward-pid1", "7", "/bin/sh", "sh", "-c"]);
+        let got: Vec<_> = wait_argv(7, 9).into_iter().map(|c| c.into_string().unwrap()).collect();
+        assert_eq!(got, ["hullward-pid1", "7", "9"]);
+    }
+
+    #[test]
+    fn a_launch_is_a_header_and_the_strings_in_order() {
+        let c = |s: &str| CString::new(s).unwrap();
+        let got = launch(&c("/w"), &c("/bin/sh"), &[c("sh"), c("-c")], &[c("A=1")]);
+        let body = b"/w\0/bin/sh\0sh\0-c\0A=1\0";
+        assert_eq!(&got[..12], [body.len() as u8, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0]);
+        assert_eq!(&got[12..], body);
     }
 }

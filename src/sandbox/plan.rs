@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::child::MountOp;
 use super::enumerate::{self, EnumerateError};
 use super::env::{self, ChildEnv};
 use super::etc;
@@ -955,6 +956,38 @@ fn resolve_program(name: &OsString, cwd: &Path, path_var: Option<&str>) -> Optio
 
 impl SandboxPlan {
     /// The limits the call's cgroup carries.
+    /// Whether `other` asks for exactly the sandbox this plan builds — every step of the child:
+    /// namespaces and network, the view's mount ops (with the identity of each entry they cover),
+    /// Landlock, seccomp, capabilities, resource and cgroup limits — whatever its program,
+    /// arguments, environment and working directory. A sandbox prepared for this plan
+    /// (`spawn::prepare`) may then run `other`'s program, once [`SandboxPlan::held_paths`] are
+    /// still the same inodes.
+    pub fn same_sandbox(&self, other: &SandboxPlan) -> bool {
+        let layers = |p: &SandboxPlan| (p.net, p.mount_ns, p.user_ns, p.pid_ns, p.yolo, p.kernel.cap_last);
+        let privileges = |p: &SandboxPlan| (p.drop_caps, p.lock_privileges, p.cgroup_limits());
+        layers(self) == layers(other)
+            && self.mounts == other.mounts
+            && self.landlock == other.landlock
+            && self.seccomp == other.seccomp
+            && self.rlimits == other.rlimits
+            && privileges(self) == privileges(other)
+    }
+
+    /// The host paths the built sandbox holds by inode, not by name: the sources the view copies
+    /// and the paths of the Landlock rules the parent adds. A sandbox built earlier shows what
+    /// was at these paths then.
+    pub fn held_paths(&self) -> impl Iterator<Item = &Path> {
+        let sources = self.mounts.iter().flat_map(|v| &v.ops).filter_map(|op| match op {
+            MountOp::Clone { src, .. } | MountOp::Bind { src, .. } => {
+                Some(Path::new(std::ffi::OsStr::from_bytes(src.as_bytes())))
+            }
+            _ => None,
+        });
+        let rules =
+            self.landlock.iter().flat_map(|l| l.rules.iter().chain(&l.entries)).map(|r| r.path.as_path());
+        sources.chain(rules)
+    }
+
     pub fn cgroup_limits(&self) -> super::cgroup::CgroupLimits {
         super::cgroup::CgroupLimits {
             processes: self.processes,

@@ -6,9 +6,13 @@
 //! closes its copy of the pipe's write end and reads it: end-of-file means the `execve` succeeded
 //! (the pipe is close-on-exec); a 12-byte record names the step that failed, and the child is
 //! reaped. Either way `spawn` returns only once the child has become the program or is gone.
+//!
+//! Prepared ahead (`serve`, between requests): [`prepare`] does the same up to the init program,
+//! which reports that its sandbox is complete and waits; [`Prepared::launch`] later hands it the
+//! request's program, and returns, as `spawn` does, once that program runs or has failed to.
 
 use std::ffi::CString;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
@@ -54,6 +58,10 @@ pub enum SpawnError {
     Setup(String),
     #[error("{program}: {errno} (inside the sandbox)")]
     Exec { program: String, errno: sys::Errno },
+    /// A prepared sandbox ended before its program could be handed over (the call can build
+    /// its own instead).
+    #[error("the prepared sandbox ended before its program was handed over: {0}")]
+    PreparedGone(std::io::Error),
 }
 
 impl SpawnError {
@@ -81,7 +89,86 @@ pub fn spawn(
     cgroup: Option<&CallCgroup>,
     egress: Option<RawFd>,
 ) -> Result<Spawned, SpawnError> {
-    start(plan, stdio, cgroup, egress, false)
+    let started = start(plan, stdio, cgroup, egress, Mode::Run)?;
+    started.settle(plan)
+}
+
+/// A child whose sandbox is complete (every step of [`spawn`]'s, Landlock and seccomp too), its
+/// init program waiting for the program to run: [`Prepared::launch`] names it. Dropping it kills
+/// the child.
+#[derive(Debug)]
+pub struct Prepared {
+    /// Taken by [`Prepared::launch`].
+    started: Option<Started>,
+}
+
+/// Prepares the child of `plan` ahead of the call that will run it: all of [`spawn`] but the
+/// program, which the init program waits for. Needs a PID namespace and the init program's image
+/// (`super::pid1`); proxy mode is not prepared (its listener is handed back at the start).
+pub fn prepare(
+    plan: &SandboxPlan,
+    stdio: Stdio,
+    cgroup: Option<&CallCgroup>,
+) -> Result<Prepared, SpawnError> {
+    if matches!(plan.net, NetPlan::Proxy { .. }) {
+        return Err(SpawnError::Setup("preparing a sandbox ahead: proxy mode is not prepared".into()));
+    }
+    let mut started = start(plan, stdio, cgroup, None, Mode::Prepare)?;
+    match started.record()? {
+        Some(record) if record == super::pid1::READY => Ok(Prepared { started: Some(started) }),
+        Some(record) => Err(started.failed(plan, &record)),
+        None => {
+            let _ = sys::wait(started.spawned.pidfd.as_raw_fd());
+            Err(SpawnError::Setup("preparing a sandbox ahead: its init ended before it was ready".into()))
+        }
+    }
+}
+
+impl Prepared {
+    /// Runs `plan`'s program (and working directory, environment) in the prepared sandbox; the
+    /// caller has checked that `plan` asks for exactly the sandbox this one was prepared for.
+    /// Returns once the program runs, or with the reason it could not (the child is then gone).
+    pub fn launch(mut self, plan: &SandboxPlan) -> Result<Spawned, SpawnError> {
+        let envp: Vec<CString> = plan
+            .env
+            .vars
+            .iter()
+            .map(|(k, v)| cstr(format!("{k}={v}").as_bytes()))
+            .collect::<Result<_, _>>()?;
+        let argv: Vec<CString> = plan.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<_, _>>()?;
+        let message = super::pid1::launch(
+            &cstr(plan.cwd.as_os_str().as_bytes())?,
+            &cstr(plan.program.as_os_str().as_bytes())?,
+            &argv,
+            &envp,
+        );
+        let mut started = self.started.take().expect("a prepared child is launched once");
+        let launch = started.launch.take().expect("a prepared child has its launch pipe");
+        if let Err(source) = std::fs::File::from(launch).write_all(&message) {
+            kill(&started.spawned);
+            return Err(SpawnError::PreparedGone(source));
+        }
+        started.settle(plan)
+    }
+
+    /// The child's process id (its `/proc` entries: the mount namespace to hold).
+    pub fn pid(&self) -> libc::pid_t {
+        self.started.as_ref().map_or(0, |s| s.spawned.pid)
+    }
+}
+
+impl Drop for Prepared {
+    /// A sandbox never launched: its init (and with it the namespaces) is killed and reaped.
+    fn drop(&mut self) {
+        if let Some(started) = &self.started {
+            kill(&started.spawned);
+        }
+    }
+}
+
+fn kill(child: &Spawned) {
+    let _ = sys::pidfd_kill(child.pidfd.as_raw_fd(), libc::SIGKILL);
+    let _ = sys::wait(child.pidfd.as_raw_fd());
 }
 
 /// The caller's per-user limits and the child user namespace's own: the child gets half of each,
@@ -233,7 +320,9 @@ pub fn probe(plan: &SandboxPlan) -> Result<(), ProbeRefusal> {
     let other = |cause: String| ProbeRefusal { layer: Layer::Namespaces, cause };
     let pending = matches!(plan.net, NetPlan::Proxy { .. }).then(super::egress::Pending::open).transpose();
     let pending = pending.map_err(|e| other(e.to_string()))?;
-    match start(plan, stdio, None, pending.as_ref().map(super::egress::Pending::child_end), true) {
+    let started =
+        start(plan, stdio, None, pending.as_ref().map(super::egress::Pending::child_end), Mode::Probe);
+    match started.and_then(|s| s.settle(plan)) {
         Ok(spawned) => match sys::wait(spawned.pidfd.as_raw_fd()) {
             Ok(0) => Ok(()),
             Ok(status) => Err(other(format!("the probe child ended with status {status}"))),
@@ -244,13 +333,68 @@ pub fn probe(plan: &SandboxPlan) -> Result<(), ProbeRefusal> {
     }
 }
 
+/// What [`start`] makes of the child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// It becomes the program.
+    Run,
+    /// It applies every step and exits 0 (`probe`).
+    Probe,
+    /// Its init program waits for the program (`prepare`).
+    Prepare,
+}
+
+/// A child just cloned: its error pipe, and a prepared one's launch pipe.
+#[derive(Debug)]
+struct Started {
+    spawned: Spawned,
+    errors: std::fs::File,
+    launch: Option<OwnedFd>,
+}
+
+impl Started {
+    /// The next record on the error pipe (`None`: end of file, nothing was reported).
+    fn record(&mut self) -> Result<Option<[u8; 12]>, SpawnError> {
+        let mut record = [0u8; 12];
+        let mut got = 0;
+        while got < record.len() {
+            match self.errors.read(&mut record[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => return Err(SpawnError::Io { what: "reading the error pipe", source }),
+            }
+        }
+        Ok((got > 0).then_some(record))
+    }
+
+    /// End of file on the error pipe: the program runs; a record: the failed step, the child
+    /// reaped.
+    fn settle(mut self, plan: &SandboxPlan) -> Result<Spawned, SpawnError> {
+        match self.record()? {
+            None => Ok(self.spawned),
+            Some(record) => Err(self.failed(plan, &record)),
+        }
+    }
+
+    fn failed(&mut self, plan: &SandboxPlan, record: &[u8; 12]) -> SpawnError {
+        self.launch = None;
+        let _ = sys::wait(self.spawned.pidfd.as_raw_fd());
+        match StepError::decode(record) {
+            Some(step) => classify(plan, &step),
+            None => SpawnError::Setup("reporting an unknown step".into()),
+        }
+    }
+}
+
 fn start(
     plan: &SandboxPlan,
     stdio: Stdio,
     cgroup: Option<&CallCgroup>,
     egress: Option<RawFd>,
-    dry_run: bool,
-) -> Result<Spawned, SpawnError> {
+    mode: Mode,
+) -> Result<Started, SpawnError> {
+    let dry_run = mode == Mode::Probe;
     let ruleset = plan.landlock.as_ref().map(landlock::create).transpose()?;
     let filters = plan.seccomp.map(seccomp::programs).transpose()?.unwrap_or_default();
     let (err_read, err_write) =
@@ -302,6 +446,16 @@ fn start(
     if let Init::Image(image) = init {
         keep.push(image);
     }
+    let launch = match (mode, init) {
+        (Mode::Prepare, Init::Image(_)) => {
+            Some(sys::pipe_cloexec().map_err(|source| SpawnError::Io { what: "launch pipe", source })?)
+        }
+        (Mode::Prepare, _) => {
+            return Err(SpawnError::Setup("preparing a sandbox ahead: no init program to wait in".into()))
+        }
+        _ => None,
+    };
+    keep.extend(launch.as_ref().map(|(read, _)| read.as_raw_fd()));
     if plan.net != NetPlan::Host && join_netns.is_none() {
         unshare_flags |= libc::CLONE_NEWNET;
     }
@@ -342,6 +496,7 @@ fn start(
         parent_death: true,
         init,
         init_argv: Vec::new(),
+        launch_fd: launch.as_ref().map(|(read, _)| read.as_raw_fd()),
         egress,
         join_netns: join_netns.as_ref().map(AsRawFd::as_raw_fd),
         loopback_up: unshare_flags & libc::CLONE_NEWNET != 0,
@@ -369,7 +524,10 @@ fn start(
         init_argv_ptrs: Vec::new(),
     };
     if let Init::Image(_) = init {
-        child_plan.init_argv = super::pid1::argv(child_plan.error_fd, &child_plan.program, &child_plan.argv);
+        child_plan.init_argv = match child_plan.launch_fd {
+            Some(fd) => super::pid1::wait_argv(child_plan.error_fd, fd),
+            None => super::pid1::argv(child_plan.error_fd, &child_plan.program, &child_plan.argv),
+        };
     }
     child_plan.seal();
     let shares = shares_memory(plan, init);
@@ -380,25 +538,8 @@ fn start(
     drop(err_write);
     drop(ruleset);
     drop(join_netns);
-
-    let mut record = [0u8; 12];
-    let mut file = std::fs::File::from(err_read);
-    let mut got = 0;
-    while got < record.len() {
-        match file.read(&mut record[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(source) => return Err(SpawnError::Io { what: "reading the error pipe", source }),
-        }
-    }
-    if got == 0 {
-        return Ok(Spawned { pid, pidfd });
-    }
-    let _ = sys::wait(pidfd.as_raw_fd());
-    let step =
-        StepError::decode(&record).ok_or_else(|| SpawnError::Setup("reporting an unknown step".into()))?;
-    Err(classify(plan, child_plan.mount_ops, &step))
+    let launch = launch.map(|(_, write)| write);
+    Ok(Started { spawned: Spawned { pid, pidfd }, errors: std::fs::File::from(err_read), launch })
 }
 
 /// The namespaces came with the clone: a refusal there is the kernel's (or a seccomp filter's,
@@ -419,7 +560,8 @@ fn clone_error(plan: &SandboxPlan, namespaces: i32, source: std::io::Error) -> S
     }
 }
 
-fn classify(plan: &SandboxPlan, ops: &[child::MountOp], step: &StepError) -> SpawnError {
+fn classify(plan: &SandboxPlan, step: &StepError) -> SpawnError {
+    let ops = plan.mounts.as_ref().map_or(&[][..], |v| v.ops.as_slice());
     let text = child::describe(ops, step);
     let refusal = matches!(
         step.errno.0,

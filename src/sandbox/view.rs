@@ -103,7 +103,7 @@ pub struct ViewSpec {
 }
 
 /// The ops and the number of descriptor slots they need.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct View {
     pub ops: Vec<MountOp>,
     pub slots: usize,
