@@ -42,7 +42,8 @@ async fn serve(engine: Engine, options: Options) -> Result<u8, Error> {
         eprintln!("hullward mcp: speaking MCP (JSON-RPC) on stdin/stdout; start it from an MCP client, e.g. `claude mcp add hullward -- hullward mcp --root .`");
     }
     let root = engine.policy().root.display().to_string();
-    let (bridge, router) = bridge::Bridge::start(Server::new(engine, options.clone()));
+    let server = Server::new(engine, options.clone());
+    let (bridge, router) = bridge::Bridge::start(server.clone());
     let handler = handler::Handler::new(bridge.clone(), root, options.approval_timeout);
     let service = match handler.serve(rmcp::transport::stdio_pipes()).await {
         Ok(service) => service,
@@ -71,5 +72,6 @@ async fn serve(engine: Engine, options: Options) -> Result<u8, Error> {
     if tokio::time::timeout(options.shutdown_grace, router).await.is_err() {
         tracing::warn!("mcp: calls still running after the shutdown grace; exiting");
     }
+    server.discard_prepared();
     Ok(0)
 }

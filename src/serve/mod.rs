@@ -74,11 +74,13 @@ impl Server {
     /// A server in its serving phase with no call running. The process keeps its walk indexes
     /// in memory from now on (`sandbox::index`): a call reads no index file, and walks only what
     /// the kernel reports changed since the last one (`sandbox::changes`); and a thread keeps
-    /// the next call's network namespace made (`sandbox::spawn`).
-    pub fn new(engine: Engine, options: Options) -> Arc<Server> {
+    /// the next call's network namespace made (`sandbox::spawn`), another the sandbox of a call
+    /// like the last one (`Engine::prepare_ahead`).
+    pub fn new(mut engine: Engine, options: Options) -> Arc<Server> {
         crate::sandbox::index::keep_in_memory();
         crate::sandbox::changes::keep_drained();
         crate::sandbox::spawn::keep_netns_ready();
+        engine.prepare_ahead();
         Arc::new(Server {
             engine,
             options,
@@ -88,6 +90,11 @@ impl Server {
             phase: watch::channel(Phase::Serving).0,
             next: AtomicU64::new(0),
         })
+    }
+
+    /// Kills the sandbox made ahead for the next call, and makes no other (shutdown).
+    pub fn discard_prepared(&self) {
+        self.engine.discard_prepared();
     }
 
     fn next_number(&self) -> u64 {
@@ -154,6 +161,7 @@ async fn shut_down(server: &Server) {
         stop.send_replace(Some(Stop::Signal(libc::SIGTERM)));
     }
     wait_for_calls(server, None).await;
+    server.discard_prepared();
     server.phase.send_replace(Phase::Closed);
 }
 

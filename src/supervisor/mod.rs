@@ -7,13 +7,15 @@
 //!
 //! Order of [`run`]: admission (the guard's decision, then the front end's approval) → the
 //! [`SandboxPlan`] (strict refusal → exit 3; not found → 127) → quarantine of what an
-//! interrupted call left → the call's cgroup → subreaper → the call's single-threaded tokio
-//! runtime → the egress proxy's namespace (`--net proxy`) → pipes and standard input → `spawn` →
+//! interrupted call left → the call's single-threaded tokio runtime → the egress proxy's
+//! namespace (`--net proxy`) → the sandbox made ahead for exactly this plan ([`ready`], a
+//! long-lived process), or else the call's cgroup → subreaper → pipes and standard input → `spawn` →
 //! the proxy started → the pumps carry stdout/stderr through the filters to the front end while
 //! the pidfd, the timeout, the output budget and the front end's stop are watched → the whole
 //! tree is killed (`cgroup.kill`) whatever happened → the deny globs are re-checked for protected
 //! files created or changed during the call → one `exit` event and one audit record → the
-//! child's mount namespace, held since the spawn, let go (its view unmounted). The exit
+//! child's mount namespace, held since the spawn, let go (its view unmounted) → a long-lived
+//! process prepares the sandbox of this plan again, for the next call. The exit
 //! status: the program's own, 124 on timeout, 128+N when killed by signal N, 130 when cancelled.
 
 pub mod approval;
@@ -22,6 +24,7 @@ pub mod front;
 pub mod inject;
 pub mod pump;
 mod quarantine;
+mod ready;
 pub mod reap;
 mod record;
 mod stdin;
@@ -59,6 +62,8 @@ pub struct Engine {
     policy: Policy,
     kernel: KernelSupport,
     env: BTreeMap<String, String>,
+    /// The next call's sandbox, made ahead (a long-lived process: [`Engine::prepare_ahead`]).
+    ready: Option<ready::Ready>,
 }
 
 impl Engine {
@@ -68,13 +73,29 @@ impl Engine {
         let env = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .collect();
-        Engine { policy, kernel: KernelSupport::probe_env(), env }
+        Engine { policy, kernel: KernelSupport::probe_env(), env, ready: None }
     }
 
     /// The same kernel facts and environment under another policy (a `skill_run` call that
-    /// sees one more read-only directory), without probing again.
+    /// sees one more read-only directory), without probing again; nothing is prepared ahead.
     pub fn with_policy(&self, policy: Policy) -> Engine {
-        Engine { policy, kernel: self.kernel.clone(), env: self.env.clone() }
+        Engine { policy, kernel: self.kernel.clone(), env: self.env.clone(), ready: None }
+    }
+
+    /// For a long-lived process: after each call, the sandbox of a call like it is made ahead
+    /// and taken by the next call that asks for exactly that sandbox (see [`ready`]).
+    /// Not with workspace layers: each call's view has layers of its own.
+    pub fn prepare_ahead(&mut self) {
+        if self.policy.sandbox.workspace == crate::policy::WorkspaceMode::Direct {
+            self.ready = ready::Ready::start(self.kernel.cgroups.clone());
+        }
+    }
+
+    /// Kills the sandbox made ahead, if any (shutdown).
+    pub fn discard_prepared(&self) {
+        if let Some(ready) = &self.ready {
+            ready.discard();
+        }
     }
 
     pub fn policy(&self) -> &Policy {
@@ -264,12 +285,9 @@ impl CallRun<'_> {
         crate::workspace::recover(self.policy(), &|m| self.events.say(m));
         let mut plan = self.plan(decisions)?;
         let workspace = self.workspace(&mut plan)?;
+        let workspace_layers = workspace.is_some();
         announce(&plan, self.events);
         quarantine.begin(&plan, self.events);
-        let cgroup = self.cgroup(&plan)?;
-        if !cgroup.as_ref().is_some_and(CallCgroup::has_kill) {
-            sys::set_child_subreaper().map_err(internal("PR_SET_CHILD_SUBREAPER"))?;
-        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -280,7 +298,7 @@ impl CallRun<'_> {
             }
             _ => None,
         };
-        let mut child = self.spawn(&plan, cgroup.as_ref(), pending.as_ref())?;
+        let (cgroup, mut child) = self.start_child(&plan, workspace_layers, pending.as_ref())?;
         // Without workspace layers (whose mounts must be gone before their changes are read),
         // the view's mount namespace outlives the child until the exit event is out.
         let view = if workspace.is_none() { child.view.take() } else { None };
@@ -303,18 +321,16 @@ impl CallRun<'_> {
         let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
         self.recorder.finish(i32::from(exit), filtered, dropped, self.events);
         drop(view);
+        if let Some(ready) = self.ready(workspace_layers) {
+            ready.again(plan);
+        }
         Ok(Outcome { call_id: self.call_id.clone(), code: exit, reason: end_reason(end), denied: None })
     }
 
     /// The call's plan, its secrets and its decisions recorded; strict refusal and a program not
     /// found end the call here.
     fn plan(&mut self, decisions: &[Decision]) -> Result<SandboxPlan, Early> {
-        let call = Call {
-            argv: self.spec.argv.clone(),
-            cwd: self.spec.cwd.clone(),
-            env: self.spec.env.clone(),
-            terminal: self.spec.terminal,
-        };
+        let call = self.call();
         let plan = plan::build(self.policy(), &call, &self.engine.kernel);
         self.recorder.set_secrets(call_secrets(self.policy(), &call.env, plan.as_ref().ok()));
         for d in decisions {
@@ -333,6 +349,67 @@ impl CallRun<'_> {
             Err(e @ PlanError::NotFound(_)) => Err(self.refuse(127, "not-found", format!("hullward: {e}"))),
             Err(e) => Err(Early::Failed(Error::Internal(e.to_string()))),
         }
+    }
+
+    /// What the plan is made from.
+    fn call(&self) -> Call {
+        Call {
+            argv: self.spec.argv.clone(),
+            cwd: self.spec.cwd.clone(),
+            env: self.spec.env.clone(),
+            terminal: self.spec.terminal,
+        }
+    }
+
+    /// The sandboxes made ahead, if this call may take one and leave its own to be made again:
+    /// a long-lived process's engine, no workspace layers, no terminal, empty standard input.
+    fn ready(&self, layered: bool) -> Option<&ready::Ready> {
+        let plain = !layered && !self.spec.terminal && self.spec.stdin == Input::Empty;
+        self.engine.ready.as_ref().filter(|_| plain)
+    }
+
+    /// The call's cgroup and child: the sandbox made ahead when it is exactly this plan's, else
+    /// built now.
+    fn start_child(
+        &self,
+        plan: &SandboxPlan,
+        layered: bool,
+        pending: Option<&egress::Pending>,
+    ) -> Result<(Option<CallCgroup>, Child), Early> {
+        if let Some(slot) = self.ready(layered).and_then(|r| r.take(plan)) {
+            match self.launch(slot, plan) {
+                Ok(Some(started)) => return Ok(started),
+                Ok(None) => {}
+                Err(early) => return Err(early),
+            }
+        }
+        let cgroup = self.cgroup(plan)?;
+        if !cgroup.as_ref().is_some_and(CallCgroup::has_kill) {
+            sys::set_child_subreaper().map_err(internal("PR_SET_CHILD_SUBREAPER"))?;
+        }
+        let child = self.spawn(plan, cgroup.as_ref(), pending)?;
+        Ok((cgroup, child))
+    }
+
+    /// Runs the plan's program in the sandbox made ahead; `Ok(None)` when that sandbox ended
+    /// before it could (the call then builds its own).
+    fn launch(
+        &self,
+        slot: ready::Slot,
+        plan: &SandboxPlan,
+    ) -> Result<Option<(Option<CallCgroup>, Child)>, Early> {
+        let ready::Slot { prepared, cgroup, out, err, view, .. } = slot;
+        let spawned = match prepared.launch(plan) {
+            Ok(spawned) => spawned,
+            Err(spawn::SpawnError::PreparedGone(e)) => {
+                tracing::debug!("{e}");
+                return Ok(None);
+            }
+            Err(e) => return Err(self.refuse(e.exit_code(), "setup-failed", format!("hullward: {e}"))),
+        };
+        let filter = OutputFilter::new(self.recorder.secrets(), self.policy());
+        let child = Child { pidfd: spawned.pidfd, out, err, filter, view, _terminal: None };
+        Ok(Some((cgroup, child)))
     }
 
     /// The call's workspace layers (`--workspace overlay|ephemeral`), mounted into the plan's view.

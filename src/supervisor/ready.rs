@@ -1,0 +1,261 @@
+//! The next call's sandbox, made before its request (`serve`, `mcp`).
+//!
+//! Why it exists: a served call's isolation — the cgroup, the namespaces, the view's mounts and
+//! `pivot_root`, Landlock, seccomp — is most of what its caller waits for, and an agent runtime
+//! asks for the same sandbox call after call. After each call a thread of its own prepares the
+//! sandbox of that call's plan again ([`spawn::prepare`]: every step of the child, its init
+//! program left waiting for the program). The next request whose fresh plan asks for exactly that
+//! sandbox only names its program, working directory and environment; one that arrives while
+//! the sandbox is still being made waits for it (it would take as long to build its own).
+//!
+//! Never staler than a call built on the spot: each request is planned afresh (its walk sees
+//! every protected file as it is then), and the slot is used only if all three hold:
+//! - that plan asks for exactly the prepared sandbox ([`SandboxPlan::same_sandbox`]: the same
+//!   mount ops, which carry the `(st_dev, st_ino)` of every entry they mask or pin, the same
+//!   Landlock rules and seccomp program);
+//! - every host path the prepared sandbox holds by inode ([`SandboxPlan::held_paths`]: the view's
+//!   sources, the Landlock rules' paths) is still the very inode it was — device, number *and*
+//!   birth time, since a file system hands a freed inode number to the next file it creates;
+//! - the prepared sandbox's mount table is byte for byte what it was once the sandbox was ready.
+//!   A mask, pin or read-only bind sits on a host dentry: when that entry is unlinked or renamed
+//!   over on the host, the kernel detaches the mount in every namespace. The name may then hold
+//!   an entry with the very identity the plan expects (a recycled inode number, or the same
+//!   inode linked back), so only the missing mount tells.
+//!
+//! Anything else discards the slot and the call builds its own, as without this.
+//!
+//! Order: [`Ready::start`] once (the thread) → for each call, [`Ready::take`] with its plan →
+//! after it, [`Ready::again`] with that plan → [`Ready::discard`] at shutdown. The slot's child
+//! is the thread's own (its parent-death signal is tied to it), so the thread lives as long as the
+//! process.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::sandbox::cgroup::{CallCgroup, CgroupSupport};
+use crate::sandbox::plan::{NetPlan, SandboxPlan};
+use crate::sandbox::spawn::{self, Prepared, Stdio};
+use crate::sandbox::sys;
+
+/// The longest a call waits for a sandbox being made (a few milliseconds, unless the machine is
+/// very loaded; then it builds its own).
+const WAIT_FOR_PREPARED: Duration = Duration::from_millis(100);
+
+/// A prepared sandbox and what the call that takes it needs besides.
+#[derive(Debug)]
+pub struct Slot {
+    /// The plan it was prepared for (its walk's snapshot dropped: only the sandbox is compared).
+    plan: SandboxPlan,
+    /// Each held path's identity just before the sandbox was made.
+    held: Vec<(PathBuf, Held)>,
+    /// The child's `/proc/PID/mountinfo` once it was ready.
+    mounts: Vec<u8>,
+    /// Declared before the cgroup: a slot dropped unused kills its child before the cgroup goes.
+    pub prepared: Prepared,
+    pub cgroup: Option<CallCgroup>,
+    /// The read ends of the child's standard output and error.
+    pub out: OwnedFd,
+    pub err: OwnedFd,
+    /// The child's mount namespace (see `Child::view`).
+    pub view: Option<std::fs::File>,
+}
+
+/// What the thread is asked to do.
+enum Job {
+    /// Prepare the sandbox of this plan (the slot it replaces is dropped).
+    Prepare(Box<SandboxPlan>),
+    /// Drop a slot off the path of the call that discarded it.
+    Drop(Box<Slot>),
+}
+
+/// The slot, whether one is being made, and whether it may still be filled (not after
+/// [`Ready::discard`]).
+#[derive(Default)]
+struct Shelf {
+    slot: Option<Slot>,
+    making: bool,
+    closed: bool,
+}
+
+/// The shelf and its change signal, shared with the thread.
+#[derive(Default)]
+struct Shared {
+    shelf: Mutex<Shelf>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> Option<MutexGuard<'_, Shelf>> {
+        self.shelf.lock().ok()
+    }
+}
+
+/// The slot and the thread that fills it.
+pub struct Ready {
+    shared: Arc<Shared>,
+    jobs: SyncSender<Job>,
+}
+
+impl Ready {
+    /// Starts the thread that prepares sandboxes in the cgroups of `cgroups`; `None` when no
+    /// thread can start.
+    pub fn start(cgroups: CgroupSupport) -> Option<Ready> {
+        let shared = Arc::new(Shared::default());
+        let (jobs, queue) = sync_channel(4);
+        let filled = shared.clone();
+        let started = std::thread::Builder::new()
+            .name("hullward-ready".into())
+            .spawn(move || serve(&cgroups, &queue, &filled));
+        started.map_err(|e| tracing::debug!("no sandbox is prepared ahead: {e}")).ok()?;
+        Some(Ready { shared, jobs })
+    }
+
+    /// The prepared sandbox, if it is exactly the one `plan` asks for and still holds what it
+    /// held (waiting for one being made); otherwise `None`, and a slot that was there is dropped
+    /// by the thread.
+    pub fn take(&self, plan: &SandboxPlan) -> Option<Slot> {
+        let shelf = self.shared.lock()?;
+        let (mut shelf, _) =
+            self.shared.changed.wait_timeout_while(shelf, WAIT_FOR_PREPARED, |s| s.making).ok()?;
+        let slot = shelf.slot.take()?;
+        drop(shelf);
+        if slot.plan.same_sandbox(plan) && still_held(&slot.held) && slot.mounts_unchanged() {
+            return Some(slot);
+        }
+        tracing::debug!("the prepared sandbox is not this call's; it builds its own");
+        let _ = self.jobs.try_send(Job::Drop(Box::new(slot)));
+        None
+    }
+
+    /// Prepares the sandbox of `plan` again, for the next call (a full queue skips it: the
+    /// thread is busy).
+    pub fn again(&self, plan: SandboxPlan) {
+        if let Some(mut shelf) = self.shared.lock() {
+            if shelf.closed || self.jobs.try_send(Job::Prepare(Box::new(plan))).is_err() {
+                return;
+            }
+            shelf.making = true;
+        }
+    }
+
+    /// Kills the prepared sandbox, if any, and prepares no other (shutdown: nothing is left
+    /// running or mounted).
+    pub fn discard(&self) {
+        let slot = self.shared.lock().and_then(|mut s| {
+            s.closed = true;
+            s.slot.take()
+        });
+        drop(slot);
+    }
+}
+
+fn serve(cgroups: &CgroupSupport, queue: &Receiver<Job>, shared: &Shared) {
+    while let Ok(job) = queue.recv() {
+        match job {
+            Job::Drop(old) => drop(old),
+            Job::Prepare(plan) => refill(cgroups, *plan, shared),
+        }
+    }
+}
+
+/// Replaces the slot with the sandbox of `plan` (or empties it, when that is not prepared).
+fn refill(cgroups: &CgroupSupport, plan: SandboxPlan, shared: &Shared) {
+    let old = shared.lock().and_then(|mut s| s.slot.take());
+    drop(old);
+    let mut made = match prepare(cgroups, plan) {
+        Ok(made) => made,
+        Err(e) => {
+            tracing::debug!("preparing the next call's sandbox: {e}");
+            None
+        }
+    };
+    if let Some(mut s) = shared.lock() {
+        if !s.closed {
+            s.slot = made.take();
+        }
+        s.making = false;
+    }
+    shared.changed.notify_all();
+    // A slot made after the discard is killed here, never shelved.
+    drop(made);
+}
+
+/// The sandbox of `plan`, prepared; `Ok(None)` when such a call is not prepared (no PID
+/// namespace or view, the proxy, `--yolo`, a path it would hold whose identity is unknown).
+fn prepare(cgroups: &CgroupSupport, mut plan: SandboxPlan) -> Result<Option<Slot>, String> {
+    let preparable = !plan.yolo
+        && plan.pid_ns
+        && plan.mount_ns
+        && plan.mounts.is_some()
+        && !matches!(plan.net, NetPlan::Proxy { .. });
+    if !preparable {
+        return Ok(None);
+    }
+    plan.snapshot = Default::default();
+    let held: Vec<_> = plan.held_paths().map(|p| (p.to_path_buf(), Held::now(p))).collect();
+    if held.iter().any(|(_, h)| *h == Held::Unknown) {
+        return Ok(None);
+    }
+    let cgroup =
+        CallCgroup::create(cgroups, &super::call_name(), plan.cgroup_limits()).map_err(|e| e.to_string())?;
+    if !cgroup.has_kill() {
+        sys::set_child_subreaper().map_err(|e| format!("PR_SET_CHILD_SUBREAPER: {e}"))?;
+    }
+    let pipe = |what: &str| sys::pipe_cloexec().map_err(|e| format!("{what} pipe: {e}"));
+    let (out, out_w) = pipe("stdout")?;
+    let (err, err_w) = pipe("stderr")?;
+    let (in_r, _) = pipe("stdin")?;
+    let stdio = Stdio {
+        stdin: Some(in_r.as_raw_fd()),
+        stdout: Some(out_w.as_raw_fd()),
+        stderr: Some(err_w.as_raw_fd()),
+    };
+    let prepared = spawn::prepare(&plan, stdio, Some(&cgroup)).map_err(|e| e.to_string())?;
+    let pid = prepared.pid();
+    let view = std::fs::File::open(format!("/proc/{pid}/ns/mnt")).ok();
+    let mounts =
+        std::fs::read(format!("/proc/{pid}/mountinfo")).map_err(|e| format!("its mount table: {e}"))?;
+    Ok(Some(Slot { plan, held, mounts, prepared, cgroup: Some(cgroup), out, err, view }))
+}
+
+impl Slot {
+    /// No mount of the prepared view was detached, moved or added since it was ready (a mount's
+    /// source and mount point are shown as they are now: a renamed or deleted source shows).
+    fn mounts_unchanged(&self) -> bool {
+        std::fs::read(format!("/proc/{}/mountinfo", self.prepared.pid())).is_ok_and(|now| now == self.mounts)
+    }
+}
+
+/// What a host path is, as far as a sandbox built from it is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Missing,
+    /// Device, inode number, birth time (seconds, nanoseconds).
+    Inode(u64, u64, i64, u32),
+    /// Neither missing nor known to the inode (an error, or no birth time on this file system):
+    /// a sandbox holding it is never made ahead.
+    Unknown,
+}
+
+impl Held {
+    fn now(path: &Path) -> Held {
+        use rustix::fs::{statx, AtFlags, StatxFlags, CWD};
+        match statx(CWD, path, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::INO | StatxFlags::BTIME) {
+            Ok(st) if StatxFlags::from_bits_truncate(st.stx_mask).contains(StatxFlags::BTIME) => {
+                let dev = rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor);
+                Held::Inode(dev, st.stx_ino, st.stx_btime.tv_sec, st.stx_btime.tv_nsec)
+            }
+            Err(rustix::io::Errno::NOENT) => Held::Missing,
+            _ => Held::Unknown,
+        }
+    }
+}
+
+/// Every held path is still the inode it was (the Landlock rules hold theirs by descriptor, which
+/// the mount table does not show).
+fn still_held(held: &[(PathBuf, Held)]) -> bool {
+    held.iter().all(|(path, then)| Held::now(path) == *then)
+}
