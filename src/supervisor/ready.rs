@@ -161,9 +161,20 @@ fn serve(cgroups: &CgroupSupport, queue: &Receiver<Job>, shared: &Shared) {
     }
 }
 
-/// Replaces the slot with the sandbox of `plan` (or empties it, when that is not prepared).
+/// Replaces the slot with the sandbox of `plan` (or empties it, when that is not prepared); a
+/// slot already prepared for the same sandbox stays (calls that end together do not make it
+/// over and over; `take` checks it before use whatever its age).
 fn refill(cgroups: &CgroupSupport, plan: SandboxPlan, shared: &Shared) {
-    let old = shared.lock().and_then(|mut s| s.slot.take());
+    let old = match shared.lock() {
+        Some(mut s) if s.slot.as_ref().is_some_and(|slot| slot.plan.same_sandbox(&plan)) => {
+            s.making = false;
+            drop(s);
+            shared.changed.notify_all();
+            return;
+        }
+        Some(mut s) => s.slot.take(),
+        None => None,
+    };
     drop(old);
     let mut made = match prepare(cgroups, plan) {
         Ok(made) => made,
