@@ -80,22 +80,29 @@ done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 hyperfine -N --warmup 20 --runs "$runs" --export-json "$work/spawn.json" "${args[@]}" >/dev/null
 
-python3 - "$work/spawn.json" "$load" "$(nproc)" <<'EOF'
+# One table per hyperfine run: each row's median and min, its ratios to bare, the floor (when the
+# run has one) and bwrap, then the targets' ratios.
+summary() {
+  python3 - "$@" <<'EOF'
 import json, sys
-res = json.load(open(sys.argv[1]))["results"]
+path, title = sys.argv[1], sys.argv[2]
+res = json.load(open(path))["results"]
 med = {r["command"]: r["median"] * 1000 for r in res}
-print(f"load average {sys.argv[2]} (before) on {sys.argv[3]} cores; medians of one hyperfine run")
-print(f"{'':>9}  {'median':>9}  {'min':>8}  {'/bare':>6}  {'/floor':>6}  {'/bwrap':>6}")
+bases = [b for b in ("bare", "floor", "bwrap") if b in med]
+print(title)
+print(f"{'':>9}  {'median':>9}  {'min':>8}" + "".join(f"  {'/' + b:>6}" for b in bases))
 for r in res:
     k = r["command"]
-    print(f"{k:>9}  {med[k]:6.2f} ms  {r['min']*1000:5.2f} ms  {med[k]/med['bare']:6.2f}  "
-          f"{med[k]/med['floor']:6.2f}  {med[k]/med['bwrap']:6.2f}")
-print(f"hullward / bwrap: {med['hullward']/med['bwrap']:.2f} (target <= 1.0); "
-      f"hullward - floor: {med['hullward']-med['floor']:.2f} ms")
+    print(f"{k:>9}  {med[k]:6.2f} ms  {r['min']*1000:5.2f} ms" + "".join(f"  {med[k]/med[b]:6.2f}" for b in bases))
+if "hullward" in med:
+    print(f"hullward / bwrap: {med['hullward']/med['bwrap']:.2f} (target <= 1.0); "
+          f"hullward - floor: {med['hullward']-med['floor']:.2f} ms")
 print(f"served / bwrap: {med['served']/med['bwrap']:.2f} (target <= 0.5); "
       f"served - bare: {med['served']-med['bare']:.2f} ms (target <= 1.5); "
       f"connect / bwrap: {med['connect']/med['bwrap']:.2f} (target <= 1.0)")
 EOF
+}
+summary "$work/spawn.json" "load average $load (before) on $(nproc) cores; medians of one hyperfine run"
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"
 
 paced=()
@@ -104,18 +111,6 @@ for row in "${rows[@]}"; do
 done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 hyperfine -N --warmup 10 --runs "$runs" --prepare 'sleep 0.03' --export-json "$work/paced.json" "${paced[@]}" >/dev/null
-python3 - "$work/paced.json" "$load" <<'EOF'
-import json, sys
-res = json.load(open(sys.argv[1]))["results"]
-med = {r["command"]: r["median"] * 1000 for r in res}
-print(f"paced (30 ms between calls), load average {sys.argv[2]} (before); medians of one hyperfine run")
-print(f"{'':>9}  {'median':>9}  {'min':>8}  {'/bare':>6}  {'/bwrap':>6}")
-for r in res:
-    k = r["command"]
-    print(f"{k:>9}  {med[k]:6.2f} ms  {r['min']*1000:5.2f} ms  {med[k]/med['bare']:6.2f}  {med[k]/med['bwrap']:6.2f}")
-print(f"paced served / bwrap: {med['served']/med['bwrap']:.2f} (target <= 0.5); "
-      f"served - bare: {med['served']-med['bare']:.2f} ms (target <= 1.5); "
-      f"connect / bwrap: {med['connect']/med['bwrap']:.2f} (target <= 1.0)")
-EOF
+summary "$work/paced.json" "paced (30 ms between calls), load average $load (before); medians of one hyperfine run"
 cd - >/dev/null
 cargo bench --quiet --bench plan 2>/dev/null | grep '^plan' || true
