@@ -1360,8 +1360,9 @@ pub fn open_by_handle(
     Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
 }
 
-/// Whether this process's mount table changed since the last call on `mounts` (an open
-/// `/proc/self/mountinfo`): the kernel flags it `POLLPRI` once per change.
+/// Whether the mount table behind `mounts` (an open `/proc/self/mountinfo`, or another
+/// process's) changed since it was opened or last reported changed: the kernel flags it
+/// `POLLPRI` once per change.
 pub fn mount_table_changed(mounts: std::os::fd::BorrowedFd<'_>) -> std::io::Result<bool> {
     use std::os::fd::AsRawFd;
     let mut pfd = libc::pollfd { fd: mounts.as_raw_fd(), events: libc::POLLPRI, revents: 0 };

@@ -16,11 +16,12 @@
 //! - every host path the prepared sandbox holds by inode ([`SandboxPlan::held_paths`]: the view's
 //!   sources, the Landlock rules' paths) is still the very inode it was — device, number *and*
 //!   birth time, since a file system hands a freed inode number to the next file it creates;
-//! - the prepared sandbox's mount table is byte for byte what it was once the sandbox was ready.
-//!   A mask, pin or read-only bind sits on a host dentry: when that entry is unlinked or renamed
-//!   over on the host, the kernel detaches the mount in every namespace. The name may then hold
-//!   an entry with the very identity the plan expects (a recycled inode number, or the same
-//!   inode linked back), so only the missing mount tells.
+//! - the prepared sandbox's mount table has not changed since it was ready (its
+//!   `/proc/PID/mountinfo`, opened then, is not flagged by the kernel). A mask, pin or read-only
+//!   bind sits on a host dentry: when that entry is unlinked or renamed over on the host, the
+//!   kernel detaches the mount in every namespace. The name may then hold an entry with the very
+//!   identity the plan expects (a recycled inode number, or the same inode linked back), so only
+//!   the missing mount tells.
 //!
 //! Anything else discards the slot and the call builds its own, as without this.
 //!
@@ -51,8 +52,9 @@ pub struct Slot {
     plan: SandboxPlan,
     /// Each held path's identity just before the sandbox was made.
     held: Vec<(PathBuf, Held)>,
-    /// The child's `/proc/PID/mountinfo` once it was ready.
-    mounts: Vec<u8>,
+    /// The child's `/proc/PID/mountinfo`, opened once it was ready: the kernel flags it when
+    /// any mount of that namespace goes, comes or moves.
+    mounts: std::fs::File,
     /// Declared before the cgroup: a slot dropped unused kills its child before the cgroup goes.
     pub prepared: Prepared,
     pub cgroup: Option<CallCgroup>,
@@ -228,15 +230,14 @@ fn prepare(cgroups: &CgroupSupport, mut plan: SandboxPlan) -> Result<Option<Slot
     let pid = prepared.pid();
     let view = std::fs::File::open(format!("/proc/{pid}/ns/mnt")).ok();
     let mounts =
-        std::fs::read(format!("/proc/{pid}/mountinfo")).map_err(|e| format!("its mount table: {e}"))?;
+        std::fs::File::open(format!("/proc/{pid}/mountinfo")).map_err(|e| format!("its mount table: {e}"))?;
     Ok(Some(Slot { plan, held, mounts, prepared, cgroup: Some(cgroup), out, err, view }))
 }
 
 impl Slot {
-    /// No mount of the prepared view was detached, moved or added since it was ready (a mount's
-    /// source and mount point are shown as they are now: a renamed or deleted source shows).
+    /// No mount of the prepared view was detached, moved or added since it was ready.
     fn mounts_unchanged(&self) -> bool {
-        std::fs::read(format!("/proc/{}/mountinfo", self.prepared.pid())).is_ok_and(|now| now == self.mounts)
+        sys::mount_table_changed(std::os::fd::AsFd::as_fd(&self.mounts)).is_ok_and(|changed| !changed)
     }
 }
 
@@ -265,8 +266,8 @@ impl Held {
     }
 }
 
-/// Every held path is still the inode it was (the Landlock rules hold theirs by descriptor, which
-/// the mount table does not show).
+/// Every held path is still the inode it was: a source of the view replaced or renamed away, or
+/// the path of a Landlock rule (held by descriptor), changes no mount of the prepared view.
 fn still_held(held: &[(PathBuf, Held)]) -> bool {
     held.iter().all(|(path, then)| Held::now(path) == *then)
 }
