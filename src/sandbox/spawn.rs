@@ -81,6 +81,28 @@ fn cstr(bytes: &[u8]) -> Result<CString, SpawnError> {
     CString::new(bytes).map_err(|_| SpawnError::Nul(String::from_utf8_lossy(bytes).into_owned()))
 }
 
+/// The plan's program as `execve` takes it: its path, its arguments, its environment.
+struct Program {
+    path: CString,
+    argv: Vec<CString>,
+    envp: Vec<CString>,
+}
+
+impl Program {
+    fn of(plan: &SandboxPlan) -> Result<Program, SpawnError> {
+        Ok(Program {
+            path: cstr(plan.program.as_os_str().as_bytes())?,
+            argv: plan.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<_, _>>()?,
+            envp: plan
+                .env
+                .vars
+                .iter()
+                .map(|(k, v)| cstr(format!("{k}={v}").as_bytes()))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
 /// Starts the planned child. `egress` is the channel of a [`super::egress::Pending`] (proxy mode),
 /// on which the child hands back the proxy's listener.
 pub fn spawn(
@@ -129,19 +151,9 @@ impl Prepared {
     /// caller has checked that `plan` asks for exactly the sandbox this one was prepared for.
     /// Returns once the program runs, or with the reason it could not (the child is then gone).
     pub fn launch(mut self, plan: &SandboxPlan) -> Result<Spawned, SpawnError> {
-        let envp: Vec<CString> = plan
-            .env
-            .vars
-            .iter()
-            .map(|(k, v)| cstr(format!("{k}={v}").as_bytes()))
-            .collect::<Result<_, _>>()?;
-        let argv: Vec<CString> = plan.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<_, _>>()?;
-        let message = super::pid1::launch(
-            &cstr(plan.cwd.as_os_str().as_bytes())?,
-            &cstr(plan.program.as_os_str().as_bytes())?,
-            &argv,
-            &envp,
-        );
+        let program = Program::of(plan)?;
+        let cwd = cstr(plan.cwd.as_os_str().as_bytes())?;
+        let message = super::pid1::launch(&cwd, &program.path, &program.argv, &program.envp);
         let mut started = self.started.take().expect("a prepared child is launched once");
         let launch = started.launch.take().expect("a prepared child has its launch pipe");
         if let Err(source) = std::fs::File::from(launch).write_all(&message) {
@@ -480,6 +492,7 @@ fn start(
             .collect::<Result<Vec<_>, SpawnError>>()?,
         None => Vec::new(),
     };
+    let program = Program::of(plan)?;
     let mut child_plan = ChildPlan {
         stdio: [stdio.stdin, stdio.stdout, stdio.stderr],
         error_fd: err_write.as_raw_fd(),
@@ -511,14 +524,9 @@ fn start(
         landlock_child_rules,
         seccomp: filters,
         dry_run,
-        program: cstr(plan.program.as_os_str().as_bytes())?,
-        argv: plan.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<_, _>>()?,
-        envp: plan
-            .env
-            .vars
-            .iter()
-            .map(|(k, v)| cstr(format!("{k}={v}").as_bytes()))
-            .collect::<Result<_, _>>()?,
+        program: program.path,
+        argv: program.argv,
+        envp: program.envp,
         argv_ptrs: Vec::new(),
         envp_ptrs: Vec::new(),
         init_argv_ptrs: Vec::new(),
