@@ -5,9 +5,9 @@
 #   scripts/test.sh fast       cargo test: unit, property and integration tests on this kernel
 #   scripts/test.sh host       the promise checks on this kernel as root, uid 1000, in a simulated
 #                              Docker-default container and a Kubernetes-style pod
-#   scripts/test.sh kernel     the promise checks on old stock kernels (Debian 12 6.1, Ubuntu 22.04
-#                              5.15) booted in qemu
-#   scripts/test.sh matrix     host + every kernel of the matrix (also Ubuntu 24.04 6.8, Debian 13 6.12)
+#   scripts/test.sh kernel     the promise checks on stock distro kernels (Debian 12 6.1, Ubuntu
+#                              22.04 5.15, Ubuntu 24.04 6.8, Debian 13 6.12) booted in qemu
+#   scripts/test.sh matrix     host + kernel
 #   scripts/test.sh all        fast, host and kernel
 #   scripts/test.sh ARGS…      (anything else) cargo test --locked ARGS…
 #

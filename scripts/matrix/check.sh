@@ -6,9 +6,17 @@
 #
 # For each mode it runs one `hullward run` whose program tries every attack and its legitimate
 # neighbour from inside the sandboxed child (with scripts/matrix/probe), then looks at the host
-# side for what landed. Output, one line each (the evaluator, evaluate.sh, reads only these):
+# side for what landed. The modes: strict, nostrict (`--no-strict`), and served-strict,
+# served-nostrict: the same program sent with `run --connect` to a `hullward serve` started for
+# the mode (with `--no-strict` or not), after a first call and a pause, so that the call may run
+# in the sandbox the server made ahead of it (supervisor::ready); a server that refuses to start
+# is that mode's refusal. Output, one line each (the evaluator, run.sh, reads only these):
 #   MXRUN|env|case|mode|rc=N|err=<its stderr, lines joined by ' // '>  how hullward ended
 #   MXCHK|env|case|mode|check|held=yes|no|<probe answer>  one per check, only when the program ran
+#   MXINFO|env|case|mode|pid1_age=N  ticks (1/100 s) since the sandbox's PID 1 started, when the
+#                                     program checks
+#                                     (the program is PID 2 of its PID namespace, and /proc is
+#                                     that namespace's; else none)
 # Files under WS are the caller's own and world-readable: a denial can only come from the sandbox,
 # never from mode bits.
 HW=${HW:?HW=hullward binary}; PROBE=${PROBE:?PROBE=probe binary}; WS=${WS:?WS=work dir}
@@ -58,6 +66,11 @@ p signal_host kill $VICTIM
 p signal_self kill \$\$
 p fork_past_limit fork 200
 p fork_within_limit fork 8
+read -r st < /proc/self/stat; set -- \$st; seen=\$1
+read -r st < /proc/1/stat; set -- \$st; init=\${22}
+read -r up idle < /proc/uptime; s=\${up%.*}; c=\${up#*.}; c=\${c#0}
+[ \$\$ = 2 ] && [ \"\$seen\" = 2 ] && echo \"pid1_age \$((s * 100 + c - init))\" ||
+  echo \"pid1_age no /proc of its own PID namespace (the program is PID \$\$, /proc says \$seen)\"
 true"
 
 answer() { sed -n "s/^$1 //p" "$WS/out" | head -1; }
@@ -72,16 +85,46 @@ not_landed() { # check host-path
   else report "$1" yes "$(answer "$1"); nothing on the host"; fi
 }
 
+# served FLAGS: the program through a server started here with FLAGS; sets rc, writes out and err
+# (the call's stderr, then the server's: --no-strict's "running without" lines are the server's)
+served() {
+  sockdir=$(mktemp -d /tmp/mx-sock.XXXXXX) || return
+  # shellcheck disable=SC2086 # $1 is empty or one flag
+  "$HW" serve --socket "$sockdir/s" --config "$WS/hullward.yaml" --unattended-policy allow --hitl off $1 \
+    </dev/null >/dev/null 2>"$WS/serve.err" &
+  server=$!
+  n=0
+  while [ ! -S "$sockdir/s" ] && kill -0 "$server" 2>/dev/null && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done
+  if [ -S "$sockdir/s" ]; then
+    "$HW" run --connect "$sockdir/s" --timeout 120s -- true </dev/null >/dev/null 2>&1
+    sleep 2 # the server makes the next call's sandbox now
+    "$HW" run --connect "$sockdir/s" --timeout 120s -- sh -c "$PROGRAM" </dev/null >"$WS/out" 2>"$WS/err"
+    rc=$?
+    kill -TERM "$server"
+    wait "$server"
+  else
+    wait "$server"
+    rc=$?
+    : >"$WS/out" >"$WS/err"
+  fi
+  cat "$WS/serve.err" >>"$WS/err"
+  rm -rf "$sockdir"
+}
+
 cd "$WS/root" || exit 1
 for mode in $MODES; do
-  case $mode in strict) flags= ;; nostrict) flags=--no-strict ;; *) echo "check.sh: unknown mode $mode" >&2; continue ;; esac
+  case ${mode#served-} in strict) flags= ;; nostrict) flags=--no-strict ;; *) echo "check.sh: unknown mode $mode" >&2; continue ;; esac
   rm -f "$WS/root/made-inside" "$WS/root/sub/made-inside" "$WS/outside/planted" "/var/tmp/mx-planted-$$"
-  # shellcheck disable=SC2086 # $flags is empty or one flag
-  "$HW" run --config "$WS/hullward.yaml" --timeout 120s $flags -- sh -c "$PROGRAM" </dev/null >"$WS/out" 2>"$WS/err"
-  rc=$?
+  case $mode in
+    served-*) served "$flags" ;;
+    *) # shellcheck disable=SC2086 # $flags is empty or one flag
+      "$HW" run --config "$WS/hullward.yaml" --timeout 120s $flags -- sh -c "$PROGRAM" </dev/null >"$WS/out" 2>"$WS/err"
+      rc=$? ;;
+  esac
   sed "s/^/  [$mode] out: /" "$WS/out"; sed "s/^/  [$mode] err: /" "$WS/err" | head -20
   echo "MXRUN|$ENV|$CASE|$mode|rc=$rc|err=$(awk 'NF { gsub(/[|]/, "/"); sub(/^[ \t]+/, ""); printf "%s%s", (n++ ? " // " : ""), $0 }' "$WS/err" | cut -c1-1500)"
   grep -q '^env_read ' "$WS/out" || continue
+  echo "MXINFO|$ENV|$CASE|$mode|pid1_age=$(answer pid1_age)"
   not_found env_read
   not_found outside_read
   case $(answer inside_read) in "OK found"*) report inside_read yes "$(answer inside_read)" ;; *) report inside_read no "$(answer inside_read)" ;; esac

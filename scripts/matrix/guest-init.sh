@@ -33,6 +33,7 @@ echo "+pids +memory" > $G/cgroup.subtree_control
 
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 ENVNAME=$(arg mxenv); CASES=$(arg mxcases | tr , ' '); MODES=$(arg mxmodes | tr , ' ')
+CONTROL_MODES=$(arg mxcontrolmodes | tr , ' ')
 echo; echo "MXBOOT|$ENVNAME|kernel=$(uname -r)|lsm=$(cat /sys/kernel/security/lsm 2>/dev/null)|controllers=$(cat $G/cgroup.controllers)"
 export HW=/mx/hullward PROBE=/mx/probe ENV=$ENVNAME MODES
 for c in $CASES; do
@@ -58,7 +59,7 @@ for c in $CASES; do
   uid1000)    # an ordinary user, user namespaces as the kernel's defaults allow them
     HOME=/home/u CASE=uid1000 WS=/home/u/ws /mx/probe runas 1000 1000 sh /mx/check.sh ;;
   unconfined) # the harness's control under busybox: no sandbox, every attack must succeed
-    HW=/mx/unconfined CASE=unconfined WS=/srv/ws-unconfined sh /mx/check.sh ;;
+    HW=/mx/unconfined CASE=unconfined WS=/srv/ws-unconfined MODES=$CONTROL_MODES sh /mx/check.sh ;;
   *) echo "MXCASE|$ENVNAME|$c|unknown case" ;;
   esac
 done

@@ -5,7 +5,8 @@
 #           cgroup) and a Kubernetes-style pod
 #           (scripts/matrix/container-sim.c), all on the host kernel; and the harness's control
 #           (env "unconfined": no sandbox at all, every attack must be seen to succeed)
-#   kernel  the old stock kernels (MX_KERNELS, default "deb12 u2204") booted in qemu, every case
+#   kernel  the stock kernels (MX_KERNELS, default "deb12 u2204 u2404 deb13") booted in qemu,
+#           every case
 #   matrix  host + every kernel of the matrix (deb12 u2204 u2404 deb13)
 #   all     host + kernel (what scripts/test.sh runs by default, after cargo test)
 #   ENV…    only these environments (e.g. `run.sh matrix deb13-6.12 docker-default`)
@@ -26,9 +27,11 @@ cache=$(realpath -m "${MX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hullward-matrix
 target_dir=$(realpath -m "${CARGO_TARGET_DIR:-$repo/target}")
 musl=x86_64-unknown-linux-musl
 declare -A kernel_env=([deb12]=deb12-6.1 [u2204]=u2204-5.15 [u2404]=u2404-6.8 [deb13]=deb13-6.12)
-read -r -a kernel_list <<<"${MX_KERNELS:-deb12 u2204}"
+read -r -a kernel_list <<<"${MX_KERNELS:-deb12 u2204 u2404 deb13}"
 CASES_GUEST=root,session,delegated,uid1000,unconfined
-MODES=strict,nostrict
+MODES=strict,nostrict,served-strict,served-nostrict
+# The harness's control has no server: its "hullward" only runs what follows `--`.
+CONTROL_MODES=strict,nostrict
 skipped=() planned=()
 
 skip() { echo "skipped: $*"; skipped+=("$*"); }
@@ -36,9 +39,12 @@ selected() { # ENV: is it asked for (no ENV arguments = all of the tier)
   [ ${#only[@]} -eq 0 ] && return 0
   local e; for e in "${only[@]}"; do [ "$e" = "$1" ] && return 0; done; return 1
 }
-plan() { # ENV CASES: the rows this environment must produce
-  local c m
-  for c in ${2//,/ }; do for m in ${MODES//,/ }; do planned+=("$1|$c|$m"); done; done
+plan() { # ENV CASES [MODES]: the rows this environment must produce
+  local c m modes
+  for c in ${2//,/ }; do
+    modes=${3:-$MODES}; [ "$c" = unconfined ] && modes=$CONTROL_MODES
+    for m in ${modes//,/ }; do planned+=("$1|$c|$m"); done
+  done
 }
 
 # --- tools -------------------------------------------------------------------------------------
@@ -93,8 +99,8 @@ host_envs() {
     { host_case host root 0; host_case host uid1000 1000 as_uid1000; } >"$log" 2>&1
   fi
   if selected unconfined; then
-    plan unconfined root; log=$out/unconfined.log
-    HW_UNDER_TEST=$out/bin/unconfined host_case unconfined root 0 >"$log" 2>&1
+    plan unconfined root $CONTROL_MODES; log=$out/unconfined.log
+    MODES=$CONTROL_MODES HW_UNDER_TEST=$out/bin/unconfined host_case unconfined root 0 >"$log" 2>&1
   fi
   if selected docker-default; then
     plan docker-default root,uid1000; log=$out/docker-default.log
@@ -141,7 +147,7 @@ boot_env() { # KERNEL-NAME
   [ -s "$k" ] || { skip "$env: kernel not fetched ($(grep "^fetch $name:" "$out/fetch.log" | tail -1))"; return; }
   local start=$SECONDS rc
   "$here/boot.sh" "$k" "$out/initrd.gz" "$out/$env.log" \
-    mxenv="$env" mxcases="$CASES_GUEST" mxmodes="$MODES"
+    mxenv="$env" mxcases="$CASES_GUEST" mxmodes="$MODES" mxcontrolmodes="$CONTROL_MODES"
   rc=$?
   echo "boot $env ($(cat "$cache/kernels/$name/package")): $((SECONDS - start)) s, qemu exit $rc"
   if ! grep -q "MXBOOT|$env|" "$out/$env.log"; then
@@ -151,13 +157,14 @@ boot_env() { # KERNEL-NAME
 }
 
 # --- evaluation --------------------------------------------------------------------------------
-# expect ENV CASE MODE → "EXPECT DETAIL" from the first matching row of expect.tsv
+# expect ENV CASE MODE → "EXPECT DETAIL" from the first matching row of expect.tsv; a served mode
+# is held to its CLI mode's row (a call through `serve` keeps the promises of `hullward run`)
 expect() {
-  local e c m x f
+  local e c m x f mode=${3#served-}
   while read -r e c m x f; do
     [[ -z $e || $e == \#* ]] && continue
     # shellcheck disable=SC2053 # the table's fields are globs
-    [[ $1 == $e && $2 == $c && $3 == $m ]] && { echo "$x ${f:--}"; return; }
+    [[ $1 == $e && $2 == $c && $mode == $m ]] && { echo "$x ${f:--}"; return; }
   done <"$here/expect.tsv"
   echo "run -"
 }
@@ -210,7 +217,7 @@ judge() {
   while IFS='|' read -r _ _ _ _ name ok answer; do
     [ -n "$name" ] || continue
     if [ "$ok" = held=yes ] || [[ ",$may," == *",$name,"* ]]; then held=$((held + 1))
-    elif [ "$mode" = nostrict ] && listed_dropped "$name" "$err"; then dropped+=("$name")
+    elif [ "${mode#served-}" = nostrict ] && listed_dropped "$name" "$err"; then dropped+=("$name")
     else broken+=("$name: $answer"); fi
   done < <(grep -aoh "MXCHK|$row|.*" "$out"/*.log)
   if [ $held -eq 0 ] && [ ${#broken[@]} -eq 0 ]; then st=FAIL text="ran, but no check answered"; return; fi
@@ -220,7 +227,18 @@ judge() {
   st=PASS text="ran, all $held checks held"
   [ "$may" != - ] && text+=" (counting $may, excused in expect.tsv)"
   [ ${#dropped[@]} -eq 0 ] || text="ran, $held checks held, ${dropped[*]} broken as --no-strict said (dropped)"
+  [[ $mode == served-* ]] && text+=$(made_ahead "$row")
   [ "$want" = run ] || text+=" — runs now: set this row to run in scripts/matrix/expect.tsv"
+}
+
+# made_ahead ROW → how the served call's sandbox was made: ahead of the request (its PID 1 older
+# than the 2 s pause before the call, less a margin) or on the spot (the server may not make one
+# ahead here: supervisor::ready needs birth times on every path it holds)
+made_ahead() {
+  local age; age=$(grep -aoh "MXINFO|$1|pid1_age=.*" "$out"/*.log | head -1); age=${age##*=}
+  if ! [[ $age =~ ^[0-9]+$ ]]; then echo "; ${age:-no answer}: how its sandbox was made is not seen"
+  elif [ "$age" -ge 100 ]; then echo "; in a sandbox made ahead (its PID 1 $age ticks old)"
+  else echo "; in a sandbox made for the request (its PID 1 $age ticks old)"; fi
 }
 
 # exposed ROW RC → st, text: with nothing enforced, every attack must be seen to succeed and every
@@ -251,7 +269,7 @@ evaluate_row() { # ENV|CASE|MODE
   local want detail st text; read -r want detail <<<"$(expect "$env" "$case" "$mode")"
   case $want in
     run|refuse|exposed)
-      if [ "$mode" = strict ] && [ "$detail" != - ] && [ -n "$(attacks_in "$detail")" ]; then
+      if [ "${mode#served-}" = strict ] && [ "$detail" != - ] && [ -n "$(attacks_in "$detail")" ]; then
         verdict FAIL "$env $case $mode" "expect.tsv: a strict row can excuse only neighbours, not $(attacks_in "$detail")"; return
       fi
       judge "$row" "$want" "$detail"; verdict "$st" "$env $case $mode" "$text" ;;
