@@ -23,7 +23,11 @@ use crate::policy::{Policy, Unattended};
 use crate::supervisor::approval::Approval;
 use crate::supervisor::inject::{self, Scanner};
 use crate::supervisor::pump::Sink;
+use crate::supervisor::workers::Pool;
 use crate::supervisor::{self, CallSpec, Engine, Front, Stop, StopFuture, Stream};
+
+/// The calls' threads, kept for the next call's (see [`supervisor::workers`]).
+static CALLS: Pool = Pool::new("hullward-call");
 
 /// Events one call may have queued before its output is held back.
 const CALL_QUEUE: usize = 32;
@@ -87,7 +91,7 @@ pub fn start(origin: Origin, method: &'static str, spec: CallSpec, own: Option<E
     };
     let server = origin.server.clone();
     let calls = origin.calls;
-    let spawned = std::thread::Builder::new().name("hullward-call".into()).spawn(move || {
+    let spawned = CALLS.run(move || {
         let result = supervisor::run(own.as_ref().unwrap_or(&server.engine), &spec, &front);
         if let Err(e) = result {
             front.say(&format!("hullward: {e}"));

@@ -28,6 +28,7 @@ mod ready;
 pub mod reap;
 mod record;
 mod stdin;
+pub mod workers;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -62,6 +63,8 @@ pub struct Engine {
     policy: Policy,
     kernel: KernelSupport,
     env: BTreeMap<String, String>,
+    /// The secret values of `env`, found once: a served call's environment is the server's.
+    env_secrets: SecretSet,
     /// The next call's sandbox, made ahead (a long-lived process: [`Engine::prepare_ahead`]).
     ready: Option<ready::Ready>,
 }
@@ -73,13 +76,20 @@ impl Engine {
         let env = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .collect();
-        Engine { policy, kernel: KernelSupport::probe_env(), env, ready: None }
+        let env_secrets = SecretSet::from_env(&env);
+        Engine { policy, kernel: KernelSupport::probe_env(), env, env_secrets, ready: None }
     }
 
     /// The same kernel facts and environment under another policy (a `skill_run` call that
     /// sees one more read-only directory), without probing again; nothing is prepared ahead.
     pub fn with_policy(&self, policy: Policy) -> Engine {
-        Engine { policy, kernel: self.kernel.clone(), env: self.env.clone(), ready: None }
+        Engine {
+            policy,
+            kernel: self.kernel.clone(),
+            env: self.env.clone(),
+            env_secrets: self.env_secrets.clone(),
+            ready: None,
+        }
     }
 
     /// For a long-lived process: after each call, the sandbox of a call like it is made ahead
@@ -100,6 +110,16 @@ impl Engine {
 
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// The secret values of a call's environment: found once for the environment captured at
+    /// start, which is what a served call runs with.
+    fn secrets_of(&self, env: &BTreeMap<String, String>) -> SecretSet {
+        if *env == self.env {
+            self.env_secrets.clone()
+        } else {
+            SecretSet::from_env(env)
+        }
     }
 
     /// The environment captured at start (the source of the pass-through variables).
@@ -196,13 +216,8 @@ pub fn run(engine: &Engine, spec: &CallSpec, front: &dyn Front) -> Result<Outcom
     let call_id = call_name();
     // The environment's secrets now; the protected files' values once the plan's walk has found
     // those files (a denial before that walks for them itself).
-    let recorder = Recorder::new(
-        &engine.policy,
-        &call_id,
-        spec.subject.clone(),
-        SecretSet::from_env(&spec.env),
-        &events,
-    );
+    let recorder =
+        Recorder::new(&engine.policy, &call_id, spec.subject.clone(), engine.secrets_of(&spec.env), &events);
     let mut call = CallRun { engine, spec, front, events: &events, call_id, recorder };
     let result = call.admit().and_then(|decisions| call.run_admitted(&decisions));
     match result {
@@ -377,10 +392,8 @@ impl CallRun<'_> {
         pending: Option<&egress::Pending>,
     ) -> Result<(Option<CallCgroup>, Child), Early> {
         if let Some(slot) = self.ready(layered).and_then(|r| r.take(plan)) {
-            match self.launch(slot, plan) {
-                Ok(Some(started)) => return Ok(started),
-                Ok(None) => {}
-                Err(early) => return Err(early),
+            if let Some(started) = self.launch(slot, plan)? {
+                return Ok(started);
             }
         }
         let cgroup = self.cgroup(plan)?;

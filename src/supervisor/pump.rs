@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::workers::Pool;
 use crate::filter::{FilterStats, OutputFilter};
 use crate::sandbox::sys;
 
@@ -38,6 +39,9 @@ pub const PIPE_SIZE: usize = 1024 * 1024;
 
 /// How long held-back bytes (and a line left open on a shared terminal) wait for more output.
 pub const IDLE: Duration = Duration::from_millis(100);
+
+/// The pumps' threads, kept for the next call's (see [`super::workers`]).
+static PUMPS: Pool = Pool::new("hullward-pump");
 
 /// How a pump ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +89,7 @@ pub async fn pump(
     budget: u64,
 ) -> io::Result<(PumpEnd, FilterStats)> {
     let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new().name("hullward-pump".into()).spawn(move || {
+    PUMPS.run(move || {
         let mut filter = filter;
         let end = copy(fd, &mut filter, sink, &used, budget);
         let _ = tx.send(end.map(|end| (end, filter.stats())));
