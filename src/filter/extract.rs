@@ -20,6 +20,10 @@
 //! that loads the file prints the latter), and a value that embeds a PEM key or a URL is read for
 //! those too. `PORT=3000` and `NODE_ENV=production` propose nothing: their keys are not secret-named.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+
 use super::names;
 
 /// Candidate secret values in the content of the file called `file_name`.
@@ -211,12 +215,15 @@ fn unescape(s: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The searcher for `://`, built once: every environment value of every call is searched (a
+/// searcher made per value cost more than the search).
+static SCHEME_END: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"://"));
+
 /// Passwords in `scheme://user:password@host` URLs anywhere in `text`, as written and
 /// percent-decoded. The userinfo ends at the authority's last `@`, so an unencoded `@` inside the
 /// password does not cut it short.
 fn url_passwords(text: &[u8], out: &mut Vec<Vec<u8>>) {
-    let finder = memchr::memmem::find_iter(text, b"://");
-    for at in finder {
+    for at in SCHEME_END.find_iter(text) {
         let auth_start = at + 3;
         let rest = &text[auth_start..];
         let authority_len = rest

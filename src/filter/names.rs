@@ -19,7 +19,9 @@
 //! `PATH`, `SSH_AUTH_SOCK` and `KEYBOARD_LAYOUT` are not secret-named: no word is a term and none
 //! ends in one (`KEYBOARD` is not the word `KEY`).
 
-use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 
 /// Terms of the environment test: `KEY` also covers `API_KEY`, `ACCESS_KEY`, `SECRET_KEY` and
 /// `PRIVATE_KEY`; `CREDENTIAL` also covers `CREDENTIALS` by suffix.
@@ -45,7 +47,7 @@ pub const POINTER_WORDS: &[&str] =
 
 /// Whether the environment variable `name` holds a secret.
 pub fn is_secret_env_name(name: &str) -> bool {
-    if surely_not(name, ENV_TERMS) && !name.eq_ignore_ascii_case("mysql_pwd") {
+    if surely_not(name, &ENV_TERMS_JOINED) && !name.eq_ignore_ascii_case("mysql_pwd") {
         return false;
     }
     let words = normalise(name);
@@ -61,9 +63,18 @@ pub fn is_secret_file_key(key: &str) -> bool {
     matches_terms(&words, ENV_TERMS) || matches_terms(&words, FILE_EXTRA_TERMS)
 }
 
+/// [`ENV_TERMS`] for [`surely_not`], built once: every variable of every call is asked.
+static ENV_TERMS_JOINED: LazyLock<AhoCorasick> = LazyLock::new(|| joined_terms(ENV_TERMS));
+
+/// One searcher for `terms` without their `_`s.
+fn joined_terms(terms: &[&str]) -> AhoCorasick {
+    AhoCorasick::new(terms.iter().map(|t| t.replace('_', ""))).expect("a few short literal terms")
+}
+
 /// A quick "no" for ASCII names: every match of rule 2 (and `MYSQL_PWD`, checked apart) has a
-/// term, without its `_`, inside the name's letters and digits, upper-cased.
-fn surely_not(name: &str, terms: &[&str]) -> bool {
+/// term, without its `_`, inside the name's letters and digits, upper-cased (`terms` is
+/// [`joined_terms`] of the list).
+fn surely_not(name: &str, terms: &AhoCorasick) -> bool {
     if !name.is_ascii() || name.len() > 256 {
         return false;
     }
@@ -73,11 +84,7 @@ fn surely_not(name: &str, terms: &[&str]) -> bool {
         buf[n] = b.to_ascii_uppercase();
         n += 1;
     }
-    let joined = &buf[..n];
-    !terms.iter().any(|term| {
-        let t = if term.contains('_') { term.replace('_', "").into() } else { Cow::Borrowed(*term) };
-        memchr::memmem::find(joined, t.as_bytes()).is_some()
-    })
+    !terms.is_match(&buf[..n])
 }
 
 /// Rule 2 for `words` (without allocating: this runs for every variable of every call).
@@ -150,7 +157,7 @@ mod tests {
             let words = normalise(&name);
             for terms in [ENV_TERMS, FILE_EXTRA_TERMS] {
                 proptest::prop_assert_eq!(matches_terms(&words, terms), reference(&words, terms), "{}", name);
-                if surely_not(&name, terms) {
+                if surely_not(&name, &joined_terms(terms)) {
                     proptest::prop_assert!(!reference(&words, terms), "{}", name);
                 }
             }
