@@ -96,30 +96,28 @@ fn a_protected_file_created_or_replaced_after_the_sandbox_was_made_is_masked() {
         assert_eq!(exit["code"], 0, "{out}\n{exit}");
         out
     };
-    let out = read(&mut c, "before", &["notes.txt", ".env"]);
-    assert!(out.contains("notes.txt seton-evres-wh"), "{out}");
-    assert!(!out.contains("TERCES-TSRIF-WH"), "{out}");
+    // The protected file `path`, changed as `how` after the next call's sandbox was made, is not
+    // readable by that call; its neighbour is.
+    let unreadable = |c: &mut serve_support::Conn, how: &str, path: &str, reversed: &str| {
+        let out = read(c, how, &["notes.txt", path]);
+        assert!(out.contains("notes.txt seton-evres-wh"), "{out}");
+        assert!(
+            !out.contains(reversed),
+            "a protected file {how} after the sandbox was made was readable:\n{out}"
+        );
+    };
+    unreadable(&mut c, "there before", ".env", "TERCES-TSRIF-WH");
 
     // Created after the next call's sandbox was made.
     std::thread::sleep(SETTLE);
     std::fs::write(server.root.join("sub/.env"), "HW-CREATED-SECRET\n").unwrap();
-    let out = read(&mut c, "created", &["notes.txt", "sub/.env"]);
-    assert!(out.contains("notes.txt seton-evres-wh"), "{out}");
-    assert!(
-        !out.contains("TERCES-DETAERC-WH"),
-        "a protected file created after the sandbox was made was readable:\n{out}"
-    );
+    unreadable(&mut c, "created", "sub/.env", "TERCES-DETAERC-WH");
 
     // Replaced (a new inode under the masked name) after the next call's sandbox was made.
     std::thread::sleep(SETTLE);
     std::fs::remove_file(server.root.join(".env")).unwrap();
     std::fs::write(server.root.join(".env"), "HW-REPLACED-SECRET\n").unwrap();
-    let out = read(&mut c, "replaced", &["notes.txt", ".env"]);
-    assert!(out.contains("notes.txt seton-evres-wh"), "{out}");
-    assert!(
-        !out.contains("TERCES-DECALPER-WH"),
-        "a protected file replaced after the sandbox was made was readable:\n{out}"
-    );
+    unreadable(&mut c, "replaced", ".env", "TERCES-DECALPER-WH");
 
     // Unlinked and linked back (the very same inode under the same name: its mask in the
     // prepared sandbox was detached by the unlink) after the next call's sandbox was made.
@@ -128,24 +126,14 @@ fn a_protected_file_created_or_replaced_after_the_sandbox_was_made_is_masked() {
     std::fs::hard_link(server.root.join(".env"), &keep).unwrap();
     std::fs::remove_file(server.root.join(".env")).unwrap();
     std::fs::hard_link(&keep, server.root.join(".env")).unwrap();
-    let out = read(&mut c, "linked-back", &["notes.txt", ".env"]);
-    assert!(out.contains("notes.txt seton-evres-wh"), "{out}");
-    assert!(
-        !out.contains("TERCES-DECALPER-WH"),
-        "a protected file linked back after the sandbox was made was readable:\n{out}"
-    );
+    unreadable(&mut c, "linked back", ".env", "TERCES-DECALPER-WH");
 
     // Renamed in from an unprotected name after the next call's sandbox was made.
     std::fs::write(server.root.join("sub/draft.txt"), "HW-RENAMED-SECRET\n").unwrap();
     let _ = read(&mut c, "settle", &["notes.txt"]);
     std::thread::sleep(SETTLE);
     std::fs::rename(server.root.join("sub/draft.txt"), server.root.join("sub/.env.local")).unwrap();
-    let out = read(&mut c, "renamed", &["notes.txt", "sub/.env.local"]);
-    assert!(out.contains("notes.txt seton-evres-wh"), "{out}");
-    assert!(
-        !out.contains("TERCES-DEMANER-WH"),
-        "a protected file renamed in after the sandbox was made was readable:\n{out}"
-    );
+    unreadable(&mut c, "renamed in", "sub/.env.local", "TERCES-DEMANER-WH");
 }
 
 /// The server's children (every thread's), by pid.

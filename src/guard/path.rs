@@ -25,7 +25,7 @@ use super::Decision;
 use crate::policy::globs::match_key;
 use crate::policy::{GlobRule, Origin, Policy};
 use crate::sandbox::hardlinks;
-use crate::sandbox::masks::{package_managed, walked_system};
+use crate::sandbox::masks::{package_managed, ReadOnlyTrees};
 use crate::sandbox::view::PRIVATE_TMPFS;
 
 /// A file operation.
@@ -166,10 +166,12 @@ pub fn deny_match<'p>(policy: &'p Policy, path: &Path) -> Option<&'p GlobRule> {
 /// read-only and walked `System` directories (one `stat` each; a caller with many paths to
 /// judge computes them once).
 pub fn deny_bases(policy: &Policy) -> Vec<PathBuf> {
-    let mut bases = policy.roots();
-    let read_only = policy.sandbox.read_only_dirs.iter().cloned().chain(walked_system(policy));
-    bases.extend(read_only.filter(|d| d.is_dir()));
-    bases
+    deny_bases_in(policy, &ReadOnlyTrees::of(policy))
+}
+
+/// [`deny_bases`] with the read-only trees already told apart.
+pub fn deny_bases_in(policy: &Policy, read_only: &ReadOnlyTrees) -> Vec<PathBuf> {
+    [policy.roots(), read_only.dirs.clone()].concat()
 }
 
 /// [`deny_match`] with the bases computed by [`deny_bases`].

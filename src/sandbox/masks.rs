@@ -334,6 +334,24 @@ pub fn walked_system(policy: &Policy) -> Vec<PathBuf> {
     walked
 }
 
+/// The read-only trees the deny rules are applied in like the roots — `--ro` and
+/// `Sandbox.ReadOnlyDirs`, then [`walked_system`] — told apart once: the directories are walked
+/// and are bases of the deny patterns, the other entries are matched as files (or are missing).
+/// A plan asks both questions of the same paths several times; this `stat`s each once.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOnlyTrees {
+    pub dirs: Vec<PathBuf>,
+    pub others: Vec<PathBuf>,
+}
+
+impl ReadOnlyTrees {
+    pub fn of(policy: &Policy) -> ReadOnlyTrees {
+        let entries = policy.sandbox.read_only_dirs.iter().cloned().chain(walked_system(policy));
+        let (dirs, others) = entries.partition(|p| p.is_dir());
+        ReadOnlyTrees { dirs, others }
+    }
+}
+
 /// The walk a policy asks for, over `roots`, replaying what the index under the state directory
 /// recorded for the directories that did not change (and recording the new listings).
 pub fn scan_policy(policy: &Policy, roots: &[PathBuf]) -> Result<Snapshot, WalkError> {

@@ -29,7 +29,7 @@ use super::hardlinks;
 use super::home::{self, Home};
 use super::kernel::{KernelSupport, Layer, SCOPES_ABI};
 use super::landlock::{Grant, LandlockPlan, PathRule};
-use super::masks::{self, Mask, MaskKind, Snapshot};
+use super::masks::{self, Mask, MaskKind, ReadOnlyTrees, Snapshot};
 use super::protect;
 use super::reads::{self, ReadGrants};
 use super::seccomp::SocketPolicy;
@@ -487,14 +487,7 @@ fn writable_host(policy: &Policy, mount_ns: bool) -> Vec<PathBuf> {
 /// What the walks of a sandboxed call cover: the roots, the writable host directories and the
 /// read-only directories (the same set `hullward filter` reads its protected files from).
 pub fn walked_dirs(policy: &Policy) -> Vec<PathBuf> {
-    let read_only = policy
-        .sandbox
-        .read_only_dirs
-        .iter()
-        .cloned()
-        .chain(masks::walked_system(policy))
-        .filter(|d| d.is_dir());
-    [policy.roots(), writable_host(policy, true)].into_iter().flatten().chain(read_only).collect()
+    [policy.roots(), writable_host(policy, true), ReadOnlyTrees::of(policy).dirs].concat()
 }
 
 /// Builds the plan for `call` under `policy` on this kernel. Strict mode decides from the facts
@@ -577,10 +570,9 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
     let mut snapshot = masks::scan_policy(policy, &scanned)?;
     if !yolo {
-        let read_only_trees = [read_only_dirs.clone(), masks::walked_system(policy)].concat();
+        let read_only_trees = ReadOnlyTrees::of(policy);
         add_read_only_masks(policy, &read_only_trees, &mut snapshot)?;
-        let trees: Vec<PathBuf> =
-            scanned.iter().chain(read_only_trees.iter().filter(|d| d.is_dir())).cloned().collect();
+        let trees = [scanned.clone(), read_only_trees.dirs].concat();
         match hardlinks::other_names(&snapshot, &trees, &masks::WalkLimits::default()) {
             Ok(names) => hardlinks::add_masks(&mut snapshot, &names),
             Err(e) => missing.push(unsearched_links(&e)),
@@ -608,6 +600,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let host_files = etc::host_files(net == NetPlan::Host);
     let view_files = [identity_files(), etc::generated(net == NetPlan::Host)].concat();
     let source = |p: &PathBuf| Source { path: p.clone(), is_dir: p.is_dir() };
+    let devices: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()).collect();
     let view = mount_ns.then(|| ViewSpec {
         system: policy.sandbox.system.iter().chain(&host_files.paths).map(source).collect(),
         links: [policy.sandbox.system_links.clone(), host_files.links.clone()].concat(),
@@ -615,7 +608,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         read_only: read_only.clone(),
         read_only_dirs: read_only_dirs.iter().map(source).collect(),
         home: home.as_ref().filter(|h| h.private).map(|h| h.path.clone()),
-        devices: DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()).collect(),
+        devices: devices.clone(),
         dev_pts: call.terminal,
         new_proc: kernel.refuses(Layer::FreshProc).is_none(),
         tmpfs_size: policy.sandbox.limits.memory_bytes.map_or_else(|| "50%".to_string(), |m| m.to_string()),
@@ -644,13 +637,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
             if !mount_ns {
                 rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
             }
-            rules.extend(
-                DEVICES
-                    .iter()
-                    .map(PathBuf::from)
-                    .filter(|p| p.exists())
-                    .map(|path| PathRule { path, grant: Grant::Device }),
-            );
+            rules.extend(devices.iter().map(|p| PathRule { path: p.clone(), grant: Grant::Device }));
             rules.extend(read_write.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadWrite }));
             rules.extend(read_only.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec }));
             if let Some(reads) = &read_grants {
@@ -854,14 +841,15 @@ fn unsearched_links(e: &hardlinks::SearchError) -> Missing {
 /// the call (which looks for what the call wrote) covers the writable trees alone.
 fn add_read_only_masks(
     policy: &Policy,
-    entries: &[PathBuf],
+    trees: &ReadOnlyTrees,
     snapshot: &mut Snapshot,
 ) -> Result<(), PlanError> {
-    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.iter().cloned().partition(|p| p.is_dir());
-    let found = if dirs.is_empty() { Snapshot::default() } else { masks::scan_policy(policy, &dirs)? };
+    let found =
+        if trees.dirs.is_empty() { Snapshot::default() } else { masks::scan_policy(policy, &trees.dirs)? };
     // The bases once for all the files, rather than stat'ing every directory again for each.
-    let bases = crate::guard::path::deny_bases(policy);
-    let denied_files: Vec<Mask> = files
+    let bases = crate::guard::path::deny_bases_in(policy, trees);
+    let denied_files: Vec<Mask> = trees
+        .others
         .iter()
         .filter_map(|f| {
             let rule = crate::guard::path::deny_match_in(policy, &bases, f)?;
@@ -955,7 +943,6 @@ fn resolve_program(name: &OsString, cwd: &Path, path_var: Option<&str>) -> Optio
 }
 
 impl SandboxPlan {
-    /// The limits the call's cgroup carries.
     /// Whether `other` asks for exactly the sandbox this plan builds — every step of the child:
     /// namespaces and network, the view's mount ops (with the identity of each entry they cover),
     /// Landlock, seccomp, capabilities, resource and cgroup limits — whatever its program,
@@ -988,6 +975,7 @@ impl SandboxPlan {
         sources.chain(rules)
     }
 
+    /// The limits the call's cgroup carries.
     pub fn cgroup_limits(&self) -> super::cgroup::CgroupLimits {
         super::cgroup::CgroupLimits {
             processes: self.processes,

@@ -170,16 +170,62 @@ enum Dest {
 
 struct Builder {
     ops: Vec<MountOp>,
-    mounted: Vec<(PathBuf, Covering)>,
+    mounted: Vec<(Key, Covering)>,
+}
+
+/// A path as its components joined by `/` — what `Path::starts_with` compares, one component
+/// at a time — with their number, so that finding the mount that covers a path is byte
+/// comparisons: the view asks it for every ancestor of each of its ~100 paths, against every
+/// mount made so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Key {
+    bytes: Vec<u8>,
+    depth: usize,
+}
+
+impl Key {
+    fn of(path: &Path) -> Key {
+        let mut bytes = Vec::with_capacity(path.as_os_str().len());
+        let mut depth = 0;
+        for part in path.components() {
+            if !bytes.is_empty() && bytes != b"/" {
+                bytes.push(b'/');
+            }
+            bytes.extend_from_slice(part.as_os_str().as_bytes());
+            depth += 1;
+        }
+        Key { bytes, depth }
+    }
+
+    /// `other.starts_with(self)` for the paths the keys were made of.
+    fn holds(&self, other: &Key) -> bool {
+        let (m, p) = (&self.bytes, &other.bytes);
+        if m.is_empty() {
+            return true;
+        }
+        if m.as_slice() == b"/" {
+            return p.first() == Some(&b'/');
+        }
+        p.starts_with(m) && (p.len() == m.len() || p[m.len()] == b'/')
+    }
 }
 
 impl Builder {
+    /// What covers `path` in the view: the deepest mount made so far above it or at it (of two
+    /// at the same path, the later), else the stage's tmpfs.
     fn covering(&self, path: &Path) -> Covering {
-        self.mounted
-            .iter()
-            .filter(|(m, _)| path.starts_with(m))
-            .max_by_key(|(m, _)| m.components().count())
-            .map_or(Covering::Tmpfs, |(_, k)| *k)
+        let key = Key::of(path);
+        let mut best: Option<(usize, Covering)> = None;
+        for (m, kind) in &self.mounted {
+            if m.holds(&key) && best.is_none_or(|(depth, _)| m.depth >= depth) {
+                best = Some((m.depth, *kind));
+            }
+        }
+        best.map_or(Covering::Tmpfs, |(_, k)| k)
+    }
+
+    fn mount(&mut self, path: &Path, kind: Covering) {
+        self.mounted.push((Key::of(path), kind));
     }
 
     /// Creates the missing directories above `path` (in the child's view), and `path` itself as a
@@ -274,18 +320,18 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
         flags: libc::MS_NOSUID | libc::MS_NODEV,
         options: CString::new("mode=0755,size=4m").expect("static"),
     });
-    let mut b = Builder { ops, mounted: vec![(PathBuf::from("/"), Covering::Tmpfs)] };
+    let mut b = Builder { ops, mounted: vec![(Key::of(Path::new("/")), Covering::Tmpfs)] };
     for (path, dest) in dests {
         match dest {
             Dest::System { src, slot } => {
                 b.prepare(&path, Some(src.is_dir))?;
                 b.ops.push(MountOp::Attach { slot, target: c(&staged(&path))? });
-                b.mounted.push((path, Covering::Bind));
+                b.mount(&path, Covering::Bind);
             }
             Dest::Tree { slot } | Dest::Proc { slot } => {
                 b.prepare(&path, Some(true))?;
                 b.ops.push(MountOp::Attach { slot, target: c(&staged(&path))? });
-                b.mounted.push((path, Covering::Bind));
+                b.mount(&path, Covering::Bind);
             }
             Dest::Link { target } => {
                 b.prepare(&path, None)?;
@@ -303,7 +349,7 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
                     options: CString::new(format!("{options},size={size}"))
                         .map_err(|_| ViewError::Nul(path.clone()))?,
                 });
-                b.mounted.push((path, Covering::Tmpfs));
+                b.mount(&path, Covering::Tmpfs);
             }
             Dest::NewProc => {
                 b.prepare(&path, Some(true))?;
@@ -313,7 +359,7 @@ pub fn build(spec: &ViewSpec) -> Result<View, ViewError> {
                     flags: libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
                     options: CString::new("").expect("static"),
                 });
-                b.mounted.push((path, Covering::Bind));
+                b.mount(&path, Covering::Bind);
             }
             Dest::File { content } => {
                 b.prepare(&path, None)?;
@@ -367,7 +413,7 @@ fn dev(b: &mut Builder, spec: &ViewSpec) -> Result<(), ViewError> {
         flags: libc::MS_NOSUID | libc::MS_NOEXEC,
         options: CString::new("mode=0755,size=64k").expect("static"),
     });
-    b.mounted.push((dev.to_path_buf(), Covering::Tmpfs));
+    b.mount(dev, Covering::Tmpfs);
     for node in &spec.devices {
         let target = c(&staged(node))?;
         b.ops.push(MountOp::Touch { path: target.clone(), mode: 0o600 });
@@ -450,6 +496,21 @@ fn masks(b: &mut Builder, spec: &ViewSpec, slot: usize) -> Result<(), ViewError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_holds_exactly_the_paths_that_start_with_its_own() {
+        let paths = [
+            "/", "//", "/a", "/a/", "/a//", "/ab", "/a/b", "/a//b", "/a/./b", "/a/b/..", "/a/../b", "/a/b/c",
+            "/ab/c", "/b", "a", "a/b", "./a", "ab", "",
+        ];
+        for m in paths {
+            for p in paths {
+                let (km, kp) = (Key::of(Path::new(m)), Key::of(Path::new(p)));
+                assert_eq!(km.holds(&kp), Path::new(p).starts_with(m), "{p:?} under {m:?}");
+                assert_eq!(km.depth, Path::new(m).components().count(), "{m:?}");
+            }
+        }
+    }
 
     fn names(view: &View) -> Vec<String> {
         view.ops

@@ -208,7 +208,11 @@ fn prepare(cgroups: &CgroupSupport, mut plan: SandboxPlan) -> Result<Option<Slot
         return Ok(None);
     }
     plan.snapshot = Default::default();
-    let held: Vec<_> = plan.held_paths().map(|p| (p.to_path_buf(), Held::now(p))).collect();
+    // A path is often both a source of the view and a Landlock rule's: checked once at take.
+    let mut paths: Vec<&Path> = plan.held_paths().collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let held: Vec<_> = paths.into_iter().map(|p| (p.to_path_buf(), Held::now(p))).collect();
     if held.iter().any(|(_, h)| *h == Held::Unknown) {
         return Ok(None);
     }
