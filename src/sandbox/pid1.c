@@ -17,8 +17,9 @@
  * was killed) as soon as the program ends — the kernel then kills whatever is left.
  *
  * Prepared ahead (`serve`): argv = { "hullward-pid1", ERROR_FD, LAUNCH_FD }. The sandbox is
- * complete before any request names a program: it writes an all-zero record on ERROR_FD ("ready")
- * and blocks reading the launch from LAUNCH_FD, which the supervisor writes and closes:
+ * complete before any request names a program, its process included: the init forks at once,
+ * and the child writes an all-zero record on ERROR_FD ("ready") and blocks reading the launch
+ * from LAUNCH_FD (so that a launch costs no fork), which the supervisor writes and closes:
  *   a header of three little-endian u32 — the byte length of what follows, the number of
  *   arguments (at least 1), the number of environment entries — then that many bytes, all
  *   NUL-terminated strings: the working directory, the program's path, its arguments, its
@@ -30,6 +31,14 @@
  *
  * A failure is reported on ERROR_FD as the supervisor's 12-byte step record (stage, index,
  * errno; little-endian u32 each; stage numbers as in child.rs's `Stage`) and ends with 125.
+ *
+ * Not an init at all, the "userns" mode (`sys::identity_userns`): argv = { "hullward-userns",
+ * "userns", PATH, VALUE, ... }, stdin and stdout pipes to the supervisor. It enters a user
+ * namespace of its own, says so with one byte on stdout, waits for one byte on stdin (the
+ * supervisor has written its id maps; end of file: it gave up), writes each VALUE into its PATH
+ * (the namespace's own per-user limits, which its owner may set) and exits with 0, or with the
+ * errno of the step that failed (255: the supervisor gave up). Being a few pages, it is started
+ * with vfork + exec, where a fork of hullward would copy all of hullward's page tables.
  *
  * Freestanding: no libc, raw system calls, nothing allocated; built by build.rs with
  * `-nostdlib -static` for x86_64 and aarch64.
@@ -56,6 +65,10 @@
 #define EINTR 4
 #define WALL 0x40000000
 #define PR_SET_DUMPABLE 4
+#define CLONE_NEWUSER 0x10000000
+#define AT_FDCWD -100
+#define O_WRONLY 1
+#define O_CLOEXEC 02000000
 
 #if defined(__x86_64__)
 __asm__(".text\n"
@@ -234,10 +247,47 @@ static void read_launch(long err, long fd, struct launch *out) {
     sys4(__NR_close, fd, 0, 0, 0);
 }
 
+static int same(const char *a, const char *b) {
+    for (; *a && *a == *b; a++, b++) {
+    }
+    return *a == *b;
+}
+
+/* The "userns" mode (see the top of this file), for the `n` strings of `pairs`. */
+static void __attribute__((noreturn)) hold_userns(long n, char **pairs) {
+    long ret = sys4(__NR_unshare, CLONE_NEWUSER, 0, 0, 0);
+    if (ret < 0) {
+        leave(-ret);
+    }
+    unsigned char byte = 'r';
+    if (sys4(__NR_write, 1, (long)&byte, 1, 0) != 1 || sys4(__NR_read, 0, (long)&byte, 1, 0) != 1) {
+        leave(255);
+    }
+    for (long i = 0; i + 1 < n; i += 2) {
+        long fd = sys4(__NR_openat, AT_FDCWD, (long)pairs[i], O_WRONLY | O_CLOEXEC, 0);
+        if (fd < 0) {
+            leave(-fd);
+        }
+        long len = 0;
+        while (pairs[i + 1][len]) {
+            len++;
+        }
+        ret = sys4(__NR_write, fd, (long)pairs[i + 1], len, 0);
+        if (ret < 0) {
+            leave(-ret);
+        }
+        sys4(__NR_close, fd, 0, 0, 0);
+    }
+    leave(0);
+}
+
 void __attribute__((noreturn, used)) pid1_main(long *sp) {
     long argc = sp[0];
     char **argv = (char **)(sp + 1);
     char **envp = argv + argc + 1;
+    if (argc >= 2 && same(argv[1], "userns")) {
+        hold_userns(argc - 2, argv + 2);
+    }
     if (argc < 3) {
         leave(125);
     }
@@ -252,20 +302,23 @@ void __attribute__((noreturn, used)) pid1_main(long *sp) {
         fail(err, STAGE_INIT, 1, ret);
     }
     struct launch launch = {0, argv[2], argv + 3, envp};
+    long launch_fd = -1;
     if (argc == 3) {
-        long fd = parse_fd(argv[2]);
-        if (fd < 0) {
+        launch_fd = parse_fd(argv[2]);
+        if (launch_fd < 0) {
             leave(125);
         }
-        unsigned char ready[12] = {0};
-        sys4(__NR_write, err, (long)ready, sizeof ready, 0);
-        read_launch(err, fd, &launch);
     }
     long program = sys4(__NR_clone, SIGCHLD, 0, 0, 0);
     if (program < 0) {
         fail(err, STAGE_INIT, 0, program);
     }
     if (program == 0) {
+        if (launch_fd >= 0) {
+            unsigned char ready[12] = {0};
+            sys4(__NR_write, err, (long)ready, sizeof ready, 0);
+            read_launch(err, launch_fd, &launch);
+        }
         ret = launch.cwd ? sys4(__NR_chdir, (long)launch.cwd, 0, 0, 0) : 0;
         if (ret < 0) {
             fail(err, STAGE_CHDIR, 0, ret);
@@ -277,6 +330,9 @@ void __attribute__((noreturn, used)) pid1_main(long *sp) {
         fail(err, STAGE_EXEC, 0, ret);
     }
     sys4(__NR_close, err, 0, 0, 0);
+    if (launch_fd >= 0) {
+        sys4(__NR_close, launch_fd, 0, 0, 0);
+    }
     for (long fd = 0; fd < 3; fd++) {
         sys4(__NR_close, fd, 0, 0, 0);
     }

@@ -32,6 +32,9 @@ const PROGRAM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/pid1"));
 /// What the init is called in `/proc/1/comm` and `/proc/1/cmdline`.
 const NAME: &str = "hullward-pid1";
 
+/// What the program is called in its "userns" mode (`sys::identity_userns`).
+pub const USERNS_NAME: &str = "hullward-userns";
+
 static IMAGE: OnceLock<Option<OwnedFd>> = OnceLock::new();
 
 /// The sealed, close-on-exec memfd holding the program, made on first use; `None` where it cannot

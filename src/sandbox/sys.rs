@@ -770,11 +770,55 @@ pub fn fresh_netns(home: std::os::fd::BorrowedFd<'_>) -> std::io::Result<std::os
 /// charges their inotify instances and fanotify groups to it first, within those limits, as well
 /// as to root's own counters.
 ///
-/// A short-lived holder is cloned into the new namespace; this process writes its id maps (only a
+/// A short-lived holder enters the new namespace; this process writes its id maps (only a
 /// process with `CAP_SETUID`/`CAP_SETGID` in the parent namespace may map the whole range), opens
 /// its `ns/user`, and lets it go on: it writes the limits (it holds `CAP_SYS_RESOURCE` in the
-/// namespace) and exits with 0, or with the errno of the write that failed.
+/// namespace) and exits with 0, or with the errno of the write that failed. The holder is the
+/// init program's "userns" mode, started with vfork + exec (`std::process::Command`); where that
+/// program is not to be had, a fork of this process.
 pub fn identity_userns(limits: &[(std::ffi::CString, Vec<u8>)]) -> Result<std::os::fd::OwnedFd, String> {
+    match super::pid1::image() {
+        Some(image) => userns_by_init(image, limits),
+        None => userns_by_fork(limits),
+    }
+}
+
+/// [`identity_userns`] with the init program as the holder.
+fn userns_by_init(
+    image: std::os::fd::BorrowedFd<'_>,
+    limits: &[(std::ffi::CString, Vec<u8>)],
+) -> Result<std::os::fd::OwnedFd, String> {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::process::{Command, Stdio};
+    let mut command = Command::new(format!("/proc/self/fd/{}", image.as_raw_fd()));
+    command.arg0(super::pid1::USERNS_NAME).arg("userns");
+    for (path, value) in limits {
+        command.arg(std::ffi::OsStr::from_bytes(path.as_bytes())).arg(std::ffi::OsStr::from_bytes(value));
+    }
+    command.env_clear().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut holder = command.spawn().map_err(|e| format!("starting its holder: {e}"))?;
+    let (mut go, mut said) = (holder.stdin.take(), holder.stdout.take());
+    let mut byte = [0u8; 1];
+    let entered = said.as_mut().is_some_and(|s| s.read_exact(&mut byte).is_ok());
+    // A holder that never entered its namespace exits with the errno of `unshare`.
+    let ns = entered.then(|| map_identity(holder.id()));
+    if let (Some(Ok(_)), Some(go)) = (&ns, go.as_mut()) {
+        let _ = go.write_all(b"g");
+    }
+    drop(go);
+    let status = holder.wait().map_err(|e| format!("waiting for its holder: {e}"))?;
+    let code = status.code().or(status.signal().map(|s| 128 + s)).unwrap_or(255);
+    match ns {
+        Some(ns) => held(ns, code),
+        None => Err(format!("creating a user namespace: {}", std::io::Error::from_raw_os_error(code))),
+    }
+}
+
+/// [`identity_userns`] with a fork of this process as the holder.
+fn userns_by_fork(limits: &[(std::ffi::CString, Vec<u8>)]) -> Result<std::os::fd::OwnedFd, String> {
     use std::os::fd::AsRawFd;
     let (go_read, go_write) = pipe_cloexec().map_err(|e| format!("a pipe: {e}"))?;
     let (go_r, go_w) = (go_read.as_raw_fd(), go_write.as_raw_fd());
@@ -786,21 +830,33 @@ pub fn identity_userns(limits: &[(std::ffi::CString, Vec<u8>)]) -> Result<std::o
         Ok(Forked::Parent { pid, pidfd }) => (pid, pidfd),
     };
     drop(go_read);
-    let map = b"0 0 4294967295\n";
-    let ns = std::fs::write(format!("/proc/{pid}/uid_map"), map)
-        .and_then(|()| std::fs::write(format!("/proc/{pid}/gid_map"), map))
-        .map_err(|e| format!("writing its id maps: {e}"))
-        .and_then(|()| {
-            std::fs::File::open(format!("/proc/{pid}/ns/user")).map_err(|e| format!("opening it: {e}"))
-        });
+    let ns = map_identity(pid);
     if ns.is_ok() {
         // SAFETY: one byte from this frame to a descriptor this function owns.
         unsafe { libc::write(go_w, b"g".as_ptr().cast(), 1) };
     }
     drop(go_write);
     let status = wait(pidfd.as_raw_fd()).map_err(|e| format!("waiting for its holder: {e}"))?;
+    held(ns, status)
+}
+
+/// Maps every uid and gid of the new user namespace of the holder `pid` to itself and opens the
+/// namespace.
+fn map_identity(pid: impl std::fmt::Display) -> Result<std::fs::File, String> {
+    let map = b"0 0 4294967295\n";
+    std::fs::write(format!("/proc/{pid}/uid_map"), map)
+        .and_then(|()| std::fs::write(format!("/proc/{pid}/gid_map"), map))
+        .map_err(|e| format!("writing its id maps: {e}"))
+        .and_then(|()| {
+            std::fs::File::open(format!("/proc/{pid}/ns/user")).map_err(|e| format!("opening it: {e}"))
+        })
+}
+
+/// The namespace `ns` once its holder exited with `code`: 0 when every limit was written, else
+/// the errno of the write that failed.
+fn held(ns: Result<std::fs::File, String>, code: i32) -> Result<std::os::fd::OwnedFd, String> {
     let ns = ns?;
-    match status {
+    match code {
         0 => Ok(ns.into()),
         errno => Err(format!("writing its per-user limits: {}", std::io::Error::from_raw_os_error(errno))),
     }
