@@ -3,6 +3,8 @@
 # be shared: only ratios within one run mean anything), as medians with the load average.
 #
 #   scripts/bench-spawn.sh [RUNS]          (default 200; BIN=path/to/hullward to compare builds)
+#   BEFORE=path/to/old/hullward …          adds that binary's hullward, served and connect rows
+#                                          (before-*, a server of its own) to the SAME runs
 #
 # Rows (hyperfine -N: no shell in between; warm-up first):
 #   bare      /bin/true
@@ -20,6 +22,10 @@
 # and bwrap again with a 30 ms pause before each call (hyperfine --prepare, not timed): an agent
 # runtime's calls come seconds apart, so the server has made the next call's sandbox by then
 # (supervisor::ready), which back-to-back calls leave it no time to.
+# A third table, "one connection": what an agent runtime sees, a connection kept open and each
+# call timed by the client from its request to its exit event (benches/serve_rounds.c), round by
+# round with bare and bwrap timed the same way by the same process, 30 ms before each; the
+# served rows above also pay the client's own process start, which costs what bare costs.
 # Then: the plan time for 10k- and 100k-file workspaces
 # (cargo bench --bench plan). Targets (issue 14): hullward <= 1.0 x bwrap; (issue 11) served <=
 # 0.5 x bwrap and within 1.5 ms of bare, connect not slower than bwrap.
@@ -32,10 +38,11 @@ runs=${1:-200}
 bench_setup
 work=$(mktemp -d "$PWD/target/bench-spawn.XXXXXX")
 sockdir=$(mktemp -d /tmp/hw-bench.XXXXXX)
-server=
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work" "$sockdir"' EXIT
+servers=()
+trap 'for s in "${servers[@]}"; do kill "$s" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work" "$sockdir"' EXIT
 gcc -O2 -o "$work/floor" benches/floor.c
 gcc -O2 -o "$work/serve_client" benches/serve_client.c
+gcc -O2 -o "$work/serve_rounds" benches/serve_rounds.c
 mkdir -p "$work/ws/src" && echo 'fn main() {}' > "$work/ws/src/main.rs" && echo 'TOKEN=abcdefgh' > "$work/ws/.env"
 cd "$work/ws"
 
@@ -53,14 +60,18 @@ if view.get("home", {}).get("kind") == "private tmpfs":
     args += ["-t", view["home"]["path"]]
 print(shlex.join(args))')
 
-# The server for the served and connect rows, on the same workspace; ready once a call answers.
+# serve_here BIN SOCK STATE: a server for the served and connect rows, on the same workspace;
+# ready once a call answers.
+serve_here() {
+  HULLWARD_HOME=$3 "$1" serve --socket "$2" --unattended-policy allow --hitl off </dev/null 2>"$3.log" &
+  servers+=($!)
+  for _ in $(seq 100); do
+    "$work/serve_client" "$2" /bin/true 2>/dev/null && return
+    sleep 0.05
+  done
+}
 sock=$sockdir/s.sock
-HULLWARD_HOME=$work/state "$BIN" serve --socket "$sock" --unattended-policy allow --hitl off </dev/null 2>"$work/serve.log" &
-server=$!
-for _ in $(seq 100); do
-  "$work/serve_client" "$sock" /bin/true 2>/dev/null && break
-  sleep 0.05
-done
+serve_here "$BIN" "$sock" "$work/state"
 
 # name | command (hyperfine -N splits it like a shell would)
 rows=(
@@ -72,6 +83,14 @@ rows=(
   "bwrap|bwrap --ro-bind / / --dev /dev --unshare-net --die-with-parent true"
 )
 command -v firejail >/dev/null && rows+=("firejail|firejail --quiet --noprofile --net=none true")
+if [ -n "${BEFORE:-}" ]; then
+  serve_here "$BEFORE" "$sockdir/before.sock" "$work/state-before"
+  rows+=(
+    "before-hullward|$BEFORE run -- /bin/true"
+    "before-served|$work/serve_client $sockdir/before.sock /bin/true"
+    "before-connect|$BEFORE run --connect $sockdir/before.sock -- /bin/true"
+  )
+fi
 
 args=()
 for row in "${rows[@]}"; do
@@ -90,16 +109,20 @@ res = json.load(open(path))["results"]
 med = {r["command"]: r["median"] * 1000 for r in res}
 bases = [b for b in ("bare", "floor", "bwrap") if b in med]
 print(title)
-print(f"{'':>9}  {'median':>9}  {'min':>8}" + "".join(f"  {'/' + b:>6}" for b in bases))
+print(f"{'':>14}  {'median':>9}  {'min':>8}" + "".join(f"  {'/' + b:>6}" for b in bases))
 for r in res:
     k = r["command"]
-    print(f"{k:>9}  {med[k]:6.2f} ms  {r['min']*1000:5.2f} ms" + "".join(f"  {med[k]/med[b]:6.2f}" for b in bases))
+    print(f"{k:>14}  {med[k]:6.2f} ms  {r['min']*1000:5.2f} ms" + "".join(f"  {med[k]/med[b]:6.2f}" for b in bases))
 if "hullward" in med:
     print(f"hullward / bwrap: {med['hullward']/med['bwrap']:.2f} (target <= 1.0); "
           f"hullward - floor: {med['hullward']-med['floor']:.2f} ms")
 print(f"served / bwrap: {med['served']/med['bwrap']:.2f} (target <= 0.5); "
       f"served - bare: {med['served']-med['bare']:.2f} ms (target <= 1.5); "
       f"connect / bwrap: {med['connect']/med['bwrap']:.2f} (target <= 1.0)")
+if "before-served" in med:
+    print(f"served after / before: {med['served']/med['before-served']:.2f}; "
+          f"connect after / before: {med['connect']/med['before-connect']:.2f}"
+          + (f"; hullward after / before: {med['hullward']/med['before-hullward']:.2f}" if "before-hullward" in med else ""))
 EOF
 }
 summary "$work/spawn.json" "load average $load (before) on $(nproc) cores; medians of one hyperfine run"
@@ -107,10 +130,29 @@ echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"
 
 paced=()
 for row in "${rows[@]}"; do
-  case ${row%%|*} in bare|served|connect|bwrap) paced+=(-n "${row%%|*}" "${row#*|}") ;; esac
+  case ${row%%|*} in bare|served|connect|bwrap|before-served|before-connect) paced+=(-n "${row%%|*}" "${row#*|}") ;; esac
 done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 hyperfine -N --warmup 10 --runs "$runs" --prepare 'sleep 0.03' --export-json "$work/paced.json" "${paced[@]}" >/dev/null
 summary "$work/paced.json" "paced (30 ms between calls), load average $load (before); medians of one hyperfine run"
+
+# rounds SOCK NAME: the one-connection table for the server at SOCK
+rounds() {
+  local load; load=$(cut -d' ' -f1-3 /proc/loadavg)
+  "$work/serve_rounds" "$1" /bin/true "$runs" 30 >"$work/rounds-$2.txt"
+  python3 - "$work/rounds-$2.txt" "$2" "$load" <<'EOF'
+import statistics, sys
+rows = {l.split()[0]: [int(x) / 1000 for x in l.split()[1:]] for l in open(sys.argv[1])}
+med = {k: statistics.median(v) for k, v in rows.items()}
+print(f"one connection ({sys.argv[2]}), load average {sys.argv[3]} (before); medians of {len(rows['bare'])} rounds")
+print(f"{'':>14}  {'median':>9}  {'min':>8}  {'/bare':>6}  {'/bwrap':>6}")
+for k, v in rows.items():
+    print(f"{k:>14}  {med[k]:6.2f} ms  {min(v):5.2f} ms  {med[k]/med['bare']:6.2f}  {med[k]/med['bwrap']:6.2f}")
+print(f"served / bwrap: {med['served']/med['bwrap']:.2f} (target <= 0.5); "
+      f"served - bare: {med['served']-med['bare']:.2f} ms (target <= 1.5)")
+EOF
+}
+rounds "$sock" BIN
+[ -z "${BEFORE:-}" ] || rounds "$sockdir/before.sock" BEFORE
 cd - >/dev/null
 cargo bench --quiet --bench plan 2>/dev/null | grep '^plan' || true

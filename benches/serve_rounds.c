@@ -1,0 +1,127 @@
+/* Per-call latency as an agent runtime sees it: one connection to a running `hullward serve`
+ * kept open, a `run PROGRAM` request, the wait for its exit event; interleaved, round by round,
+ * with a plain fork + exec + wait of the same program (bare) and of bubblewrap running it, all
+ * timed the same way by this one process, with a pause before each (an agent's calls come
+ * seconds apart, and the server makes the next call's sandbox meanwhile). For
+ * scripts/bench-spawn.sh, which prints the table; hyperfine cannot time a call inside a
+ * connection, and a client process of its own per call adds its own exec to the served row.
+ *
+ *   serve_rounds SOCKET PROGRAM ROUNDS PAUSE_MS
+ *
+ * Prints one line per row: name, then every round's time in microseconds.
+ */
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static long now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000L + t.tv_nsec / 1000;
+}
+
+static void pause_ms(long ms) {
+    struct timespec t = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* fork + exec + wait of argv; the time in microseconds, or -1 when it did not exit 0. */
+static long spawned(char *const argv[]) {
+    long start = now_us();
+    pid_t pid;
+    int status;
+    if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0 || waitpid(pid, &status, 0) != pid ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        return -1;
+    }
+    return now_us() - start;
+}
+
+static char buf[1 << 16];
+static size_t have;
+
+/* One request on the open connection, to its exit event; -1 unless the call exited 0. */
+static long served(int fd, const char *program, int id) {
+    char req[4200];
+    int n = snprintf(req, sizeof req, "{\"id\":%d,\"method\":\"run\",\"argv\":[\"%s\"]}\n", id, program);
+    long start = now_us();
+    if (n <= 0 || (size_t)n >= sizeof req || write(fd, req, (size_t)n) != n) {
+        return -1;
+    }
+    for (;;) {
+        char *nl;
+        while ((nl = memchr(buf, '\n', have)) != NULL) {
+            *nl = '\0';
+            int exit_event = strstr(buf, "\"event\":\"exit\"") != NULL;
+            const char *code = strstr(buf, "\"code\":");
+            size_t used = (size_t)(nl + 1 - buf);
+            memmove(buf, nl + 1, have - used);
+            have -= used;
+            if (exit_event) {
+                return code && atoi(code + 7) == 0 ? now_us() - start : -1;
+            }
+        }
+        if (have == sizeof buf - 1) {
+            have = 0; /* one over-long event line (output): not the exit event */
+        }
+        ssize_t got = read(fd, buf + have, sizeof buf - 1 - have);
+        if (got <= 0) {
+            return -1;
+        }
+        have += (size_t)got;
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5 || strlen(argv[1]) >= sizeof(((struct sockaddr_un *)0)->sun_path) ||
+        strpbrk(argv[2], "\"\\") != NULL) {
+        fprintf(stderr, "usage: serve_rounds SOCKET PROGRAM ROUNDS PAUSE_MS\n");
+        return 2;
+    }
+    int rounds = atoi(argv[3]);
+    long pause = atol(argv[4]);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    strcpy(addr.sun_path, argv[1]);
+    if (rounds <= 0 || fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        perror("serve_rounds: connect");
+        return 2;
+    }
+    char *bare[] = {argv[2], NULL};
+    char *bwrap[] = {"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
+                     "--die-with-parent", argv[2], NULL};
+    long *t = calloc((size_t)rounds * 3, sizeof *t);
+    if (t == NULL) {
+        return 2;
+    }
+    for (int r = 0; r < rounds; r++) {
+        pause_ms(pause);
+        t[r] = spawned(bare);
+        pause_ms(pause);
+        t[rounds + r] = served(fd, argv[2], r + 1);
+        pause_ms(pause);
+        t[2 * rounds + r] = spawned(bwrap);
+        if (t[r] < 0 || t[rounds + r] < 0 || t[2 * rounds + r] < 0) {
+            fprintf(stderr, "serve_rounds: round %d failed (bare %ld, served %ld, bwrap %ld)\n", r, t[r],
+                    t[rounds + r], t[2 * rounds + r]);
+            return 1;
+        }
+    }
+    const char *names[] = {"bare", "served", "bwrap"};
+    for (int row = 0; row < 3; row++) {
+        printf("%s", names[row]);
+        for (int r = 0; r < rounds; r++) {
+            printf(" %ld", t[row * rounds + r]);
+        }
+        printf("\n");
+    }
+    return 0;
+}
