@@ -541,12 +541,23 @@ impl CallCgroup {
         out
     }
 
+    /// Whether no process of the call is left. With `cgroup.kill` the v2 leaf alone answers:
+    /// every process is in the unified hierarchy, the call's in that leaf, which is also all that
+    /// `cgroup.kill` kills (a v1 leaf could only list a process the v2 one lists too); without
+    /// it, every hierarchy's leaf is read.
+    pub fn is_empty(&self) -> bool {
+        match self.v2.as_ref().filter(|_| self.v2_kill) {
+            Some((dir, _)) => std::fs::read(dir.join("cgroup.procs")).is_ok_and(|procs| procs.is_empty()),
+            None => self.pids().is_empty(),
+        }
+    }
+
     /// Waits until no process is left, up to `timeout`. Returns whether it emptied.
     pub fn wait_empty(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let mut pause = Duration::from_micros(20);
         loop {
-            if self.pids().is_empty() {
+            if self.is_empty() {
                 return true;
             }
             if Instant::now() >= deadline {

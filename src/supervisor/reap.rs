@@ -17,7 +17,7 @@ use crate::sandbox::sys;
 /// fallback reaps any child of this process.
 pub fn kill_tree(cgroup: Option<&CallCgroup>, timeout: Duration) -> bool {
     if let Some(cg) = cgroup.filter(|c| c.has_kill()) {
-        if cg.pids().is_empty() {
+        if cg.is_empty() {
             return true;
         }
         let _ = cg.kill();
