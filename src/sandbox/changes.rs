@@ -55,6 +55,9 @@ const METADATA_VERSION: u8 = 3;
 const INFO_DFID_NAME: u8 = 2;
 const INFO_DFID: u8 = 3;
 
+/// How much of the event queue one `read` takes.
+const READ_SIZE: usize = 64 * 1024;
+
 /// Changed directories remembered; past this the log starts over as "everything changed".
 const MAX_LOGGED: usize = 65_536;
 
@@ -200,6 +203,8 @@ pub struct Tracker {
     everything: u64,
     /// Each changed directory (by [`dir_key`]) and the last generation it changed at.
     changed: HashMap<Vec<u8>, u64>,
+    /// The buffer events are read into, kept: a drain runs twice per call.
+    buf: Vec<u8>,
 }
 
 impl Tracker {
@@ -217,6 +222,7 @@ impl Tracker {
             generation: 0,
             everything: 0,
             changed: HashMap::new(),
+            buf: vec![0; READ_SIZE],
         })
     }
 
@@ -269,7 +275,7 @@ impl Tracker {
             tracing::debug!("change tracker: the mount table changed; the roots are covered anew");
             self.forget_mounts();
         }
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = std::mem::take(&mut self.buf);
         loop {
             match rustix::io::read(&self.group, &mut buf) {
                 Ok(0) => break,
@@ -285,6 +291,7 @@ impl Tracker {
                 }
             }
         }
+        self.buf = buf;
         self.generation
     }
 
