@@ -14,9 +14,10 @@
 //! the pidfd, the timeout, the output budget and the front end's stop are watched → the whole
 //! tree is killed (`cgroup.kill`) whatever happened → the deny globs are re-checked for protected
 //! files created or changed during the call → one `exit` event and one audit record → the
-//! child's mount namespace, held since the spawn, let go (its view unmounted) → a long-lived
-//! process prepares the sandbox of this plan again, for the next call. The exit
-//! status: the program's own, 124 on timeout, 128+N when killed by signal N, 130 when cancelled.
+//! quarantine's pending record dropped → the child's mount namespace, held since the spawn, let
+//! go (its view unmounted) → a long-lived process prepares the sandbox of this plan again, for
+//! the next call. The exit status: the program's own, 124 on timeout, 128+N when killed by
+//! signal N, 130 when cancelled.
 
 pub mod approval;
 mod events;
@@ -335,6 +336,7 @@ impl CallRun<'_> {
         self.events.exit(&self.call_id, i32::from(exit), end_reason(end), None);
         let dropped = plan.dropped.iter().map(|m| format!("{}: {}", m.feature, m.consequence)).collect();
         self.recorder.finish(i32::from(exit), filtered, dropped, self.events);
+        quarantine.done();
         drop(view);
         if let Some(ready) = self.ready(workspace_layers) {
             ready.again(plan);

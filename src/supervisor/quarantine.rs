@@ -13,8 +13,8 @@
 //!
 //! Order, per call: [`Quarantine::recover`] (before the plan: finishes calls whose supervisor
 //! died) → [`Quarantine::begin`] (before the spawn: the pending record, i.e. the protected
-//! entries as they were) → the call → [`Quarantine::finish`] (rescan, move, report, drop the
-//! pending record).
+//! entries as they were) → the call → [`Quarantine::finish`] (rescan, move, report) → the exit
+//! event and the audit record → [`Quarantine::done`] (drop the pending record).
 //!
 //! Crash safety (against the supervisor being killed at any point, not against power loss):
 //! everything after the call is derived again from the pending record and the filesystem, so a
@@ -91,6 +91,7 @@ impl Quarantine {
             };
             let earlier = Quarantine { dir: self.dir.clone(), call_id: call_id.to_string() };
             earlier.settle(policy, &roots, &before, Some(call_id), recorder, events);
+            earlier.done();
         }
     }
 
@@ -122,8 +123,8 @@ impl Quarantine {
         }
     }
 
-    /// After the call: the protected changes are quarantined and reported, and the pending record
-    /// is dropped.
+    /// After the call: the protected changes are quarantined and reported (the pending record
+    /// stays until [`Quarantine::done`]).
     pub fn finish(&self, policy: &Policy, plan: &SandboxPlan, recorder: &Recorder, events: &Events) {
         if plan.yolo {
             return;
@@ -131,8 +132,8 @@ impl Quarantine {
         self.settle(policy, &plan.scanned, &plan.snapshot, None, recorder, events);
     }
 
-    /// Rescans `roots` against `before`, moves and restores, reports, drops the pending record.
-    /// `earlier` is the id of an interrupted call being finished.
+    /// Rescans `roots` against `before`, moves and restores, reports. `earlier` is the id of an
+    /// interrupted call being finished.
     fn settle(
         &self,
         policy: &Policy,
@@ -164,6 +165,11 @@ impl Quarantine {
                     .say(&format!("hullward: warning: cannot re-check protected files after the call: {e}"));
             }
         }
+    }
+
+    /// Drops the pending record, once everything it could still be needed for is reported (the
+    /// audit record written): off the path a caller waits on.
+    pub fn done(&self) {
         let _ = std::fs::remove_file(self.pending_file(&self.call_id));
     }
 
