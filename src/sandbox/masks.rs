@@ -350,6 +350,16 @@ impl ReadOnlyTrees {
         let (dirs, others) = entries.partition(|p| p.is_dir());
         ReadOnlyTrees { dirs, others }
     }
+
+    /// Whether `path` is a directory, without a `stat` when it is one of these entries (the
+    /// `System` paths of the view are mostly).
+    pub fn is_dir(&self, path: &Path) -> bool {
+        let same = |p: &PathBuf| p.as_os_str().as_bytes() == path.as_os_str().as_bytes();
+        if self.dirs.iter().any(same) {
+            return true;
+        }
+        !self.others.iter().any(same) && path.is_dir()
+    }
 }
 
 /// The walk a policy asks for, over `roots`, replaying what the index under the state directory

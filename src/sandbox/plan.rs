@@ -569,10 +569,10 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let scanned: Vec<PathBuf> =
         if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
     let mut snapshot = masks::scan_policy(policy, &scanned)?;
+    let read_only_trees = if yolo { ReadOnlyTrees::default() } else { ReadOnlyTrees::of(policy) };
     if !yolo {
-        let read_only_trees = ReadOnlyTrees::of(policy);
         add_read_only_masks(policy, &read_only_trees, &mut snapshot)?;
-        let trees = [scanned.clone(), read_only_trees.dirs].concat();
+        let trees = [scanned.clone(), read_only_trees.dirs.clone()].concat();
         match hardlinks::other_names(&snapshot, &trees, &masks::WalkLimits::default()) {
             Ok(names) => hardlinks::add_masks(&mut snapshot, &names),
             Err(e) => missing.push(unsearched_links(&e)),
@@ -599,7 +599,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
 
     let host_files = etc::host_files(net == NetPlan::Host);
     let view_files = [identity_files(), etc::generated(net == NetPlan::Host)].concat();
-    let source = |p: &PathBuf| Source { path: p.clone(), is_dir: p.is_dir() };
+    let source = |p: &PathBuf| Source { path: p.clone(), is_dir: read_only_trees.is_dir(p) };
     let devices: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()).collect();
     let view = mount_ns.then(|| ViewSpec {
         system: policy.sandbox.system.iter().chain(&host_files.paths).map(source).collect(),
