@@ -6,9 +6,12 @@
  * scripts/bench-spawn.sh, which prints the table; hyperfine cannot time a call inside a
  * connection, and a client process of its own per call adds its own exec to the served row.
  *
- *   serve_rounds SOCKET PROGRAM ROUNDS PAUSE_MS
+ *   serve_rounds SOCKET PROGRAM ROUNDS PAUSE_MS [BEFORE_SOCKET]
  *
- * Prints one line per row: name, then every round's time in microseconds.
+ * With BEFORE_SOCKET (a server of another build), a "before" row is timed in the same rounds,
+ * next to "served" (the two take turns at going first): two builds compared on a noisy machine
+ * without one stretch of noise falling on one build only. Prints one line per row: name, then every round's time in
+ * microseconds.
  */
 #include <spawn.h>
 #include <stdio.h>
@@ -45,83 +48,113 @@ static long spawned(char *const argv[]) {
     return now_us() - start;
 }
 
-static char buf[1 << 16];
-static size_t have;
+/* One connection and what was read on it past the last event line used. */
+struct conn {
+    int fd;
+    size_t have;
+    char buf[1 << 16];
+};
 
 /* One request on the open connection, to its exit event; -1 unless the call exited 0. */
-static long served(int fd, const char *program, int id) {
+static long served(struct conn *c, const char *program, int id) {
     char req[4200];
     int n = snprintf(req, sizeof req, "{\"id\":%d,\"method\":\"run\",\"argv\":[\"%s\"]}\n", id, program);
     long start = now_us();
-    if (n <= 0 || (size_t)n >= sizeof req || write(fd, req, (size_t)n) != n) {
+    if (n <= 0 || (size_t)n >= sizeof req || write(c->fd, req, (size_t)n) != n) {
         return -1;
     }
     for (;;) {
         char *nl;
-        while ((nl = memchr(buf, '\n', have)) != NULL) {
+        while ((nl = memchr(c->buf, '\n', c->have)) != NULL) {
             *nl = '\0';
-            int exit_event = strstr(buf, "\"event\":\"exit\"") != NULL;
-            const char *code = strstr(buf, "\"code\":");
-            size_t used = (size_t)(nl + 1 - buf);
-            memmove(buf, nl + 1, have - used);
-            have -= used;
+            int exit_event = strstr(c->buf, "\"event\":\"exit\"") != NULL;
+            const char *code = strstr(c->buf, "\"code\":");
+            size_t used = (size_t)(nl + 1 - c->buf);
+            memmove(c->buf, nl + 1, c->have - used);
+            c->have -= used;
             if (exit_event) {
                 return code && atoi(code + 7) == 0 ? now_us() - start : -1;
             }
         }
-        if (have == sizeof buf - 1) {
-            have = 0; /* one over-long event line (output): not the exit event */
+        if (c->have == sizeof c->buf - 1) {
+            c->have = 0; /* one over-long event line (output): not the exit event */
         }
-        ssize_t got = read(fd, buf + have, sizeof buf - 1 - have);
+        ssize_t got = read(c->fd, c->buf + c->have, sizeof c->buf - 1 - c->have);
         if (got <= 0) {
             return -1;
         }
-        have += (size_t)got;
+        c->have += (size_t)got;
     }
 }
 
+/* A connection to the server at `path`, or -1. */
+static int connected(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (fd < 0 || strlen(path) >= sizeof addr.sun_path) {
+        return -1;
+    }
+    strcpy(addr.sun_path, path);
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 5 || strlen(argv[1]) >= sizeof(((struct sockaddr_un *)0)->sun_path) ||
-        strpbrk(argv[2], "\"\\") != NULL) {
-        fprintf(stderr, "usage: serve_rounds SOCKET PROGRAM ROUNDS PAUSE_MS\n");
+    if ((argc != 5 && argc != 6) || strpbrk(argv[2], "\"\\") != NULL) {
+        fprintf(stderr, "usage: serve_rounds SOCKET PROGRAM ROUNDS PAUSE_MS [BEFORE_SOCKET]\n");
         return 2;
     }
     int rounds = atoi(argv[3]);
     long pause = atol(argv[4]);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    strcpy(addr.sun_path, argv[1]);
-    if (rounds <= 0 || fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+    static struct conn now, then;
+    now.fd = connected(argv[1]);
+    then.fd = argc == 6 ? connected(argv[5]) : -1;
+    if (rounds <= 0 || now.fd < 0 || (argc == 6 && then.fd < 0)) {
         perror("serve_rounds: connect");
         return 2;
     }
     char *bare[] = {argv[2], NULL};
     char *bwrap[] = {"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
                      "--die-with-parent", argv[2], NULL};
-    long *t = calloc((size_t)rounds * 3, sizeof *t);
+    const char *names[] = {"bare", "served", "bwrap", "before"};
+    int nrows = then.fd < 0 ? 3 : 4;
+    long *t = calloc((size_t)rounds * 4, sizeof *t);
     if (t == NULL) {
         return 2;
     }
     for (int r = 0; r < rounds; r++) {
         pause_ms(pause);
         t[r] = spawned(bare);
-        pause_ms(pause);
-        t[rounds + r] = served(fd, argv[2], r + 1);
+        /* The two servers take turns at going first (even rounds this build's, odd rounds the
+         * other's): neither always follows bare. */
+        for (int turn = 0; turn < 2; turn++) {
+            if (turn == r % 2) {
+                pause_ms(pause);
+                t[rounds + r] = served(&now, argv[2], r + 1);
+            } else if (then.fd >= 0) {
+                pause_ms(pause);
+                t[3 * rounds + r] = served(&then, argv[2], r + 1);
+            }
+        }
         pause_ms(pause);
         t[2 * rounds + r] = spawned(bwrap);
-        if (t[r] < 0 || t[rounds + r] < 0 || t[2 * rounds + r] < 0) {
-            fprintf(stderr, "serve_rounds: round %d failed (bare %ld, served %ld, bwrap %ld)\n", r, t[r],
-                    t[rounds + r], t[2 * rounds + r]);
-            return 1;
+        for (int row = 0; row < nrows; row++) {
+            if (t[row * rounds + r] < 0) {
+                fprintf(stderr, "serve_rounds: round %d failed (%s)\n", r, names[row]);
+                return 1;
+            }
         }
     }
-    const char *names[] = {"bare", "served", "bwrap"};
-    for (int row = 0; row < 3; row++) {
+    for (int row = 0; row < nrows; row++) {
         printf("%s", names[row]);
         for (int r = 0; r < rounds; r++) {
             printf(" %ld", t[row * rounds + r]);
         }
         printf("\n");
     }
+    free(t);
     return 0;
 }

@@ -24,8 +24,9 @@
 # (supervisor::ready), which back-to-back calls leave it no time to.
 # A third table, "one connection": what an agent runtime sees, a connection kept open and each
 # call timed by the client from its request to its exit event (benches/serve_rounds.c), round by
-# round with bare and bwrap timed the same way by the same process, 30 ms before each; the
-# served rows above also pay the client's own process start, which costs what bare costs.
+# round with bare and bwrap timed the same way by the same process, 30 ms before each (with
+# BEFORE, that build's server in the same rounds, and the median of the rounds' differences);
+# the served rows above also pay the client's own process start, which costs what bare costs.
 # Then: the plan time for 10k- and 100k-file workspaces
 # (cargo bench --bench plan). Targets (issue 14): hullward <= 1.0 x bwrap; (issue 11) served <=
 # 0.5 x bwrap and within 1.5 ms of bare, connect not slower than bwrap.
@@ -136,23 +137,24 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 hyperfine -N --warmup 10 --runs "$runs" --prepare 'sleep 0.03' --export-json "$work/paced.json" "${paced[@]}" >/dev/null
 summary "$work/paced.json" "paced (30 ms between calls), load average $load (before); medians of one hyperfine run"
 
-# rounds SOCK NAME: the one-connection table for the server at SOCK
-rounds() {
-  local load; load=$(cut -d' ' -f1-3 /proc/loadavg)
-  "$work/serve_rounds" "$1" /bin/true "$runs" 30 >"$work/rounds-$2.txt"
-  python3 - "$work/rounds-$2.txt" "$2" "$load" <<'EOF'
+# The one-connection table: each round times bare, served, (with BEFORE: that build's server,
+# right after served, on a connection of its own) and bwrap in this order, so that a noisy
+# stretch of the machine falls on every row of that round.
+rounds_load=$(cut -d' ' -f1-3 /proc/loadavg)
+"$work/serve_rounds" "$sock" /bin/true "$runs" 30 ${BEFORE:+"$sockdir/before.sock"} >"$work/rounds.txt"
+python3 - "$work/rounds.txt" "$rounds_load" <<'EOF'
 import statistics, sys
 rows = {l.split()[0]: [int(x) / 1000 for x in l.split()[1:]] for l in open(sys.argv[1])}
 med = {k: statistics.median(v) for k, v in rows.items()}
-print(f"one connection ({sys.argv[2]}), load average {sys.argv[3]} (before); medians of {len(rows['bare'])} rounds")
+print(f"one connection, load average {sys.argv[2]} (before); medians of {len(rows['bare'])} rounds")
 print(f"{'':>14}  {'median':>9}  {'min':>8}  {'/bare':>6}  {'/bwrap':>6}")
 for k, v in rows.items():
     print(f"{k:>14}  {med[k]:6.2f} ms  {min(v):5.2f} ms  {med[k]/med['bare']:6.2f}  {med[k]/med['bwrap']:6.2f}")
 print(f"served / bwrap: {med['served']/med['bwrap']:.2f} (target <= 0.5); "
       f"served - bare: {med['served']-med['bare']:.2f} ms (target <= 1.5)")
+if "before" in rows:
+    paired = statistics.median(a - b for a, b in zip(rows["served"], rows["before"]))
+    print(f"served - before, median of the rounds' differences: {paired * 1000:+.0f} us")
 EOF
-}
-rounds "$sock" BIN
-[ -z "${BEFORE:-}" ] || rounds "$sockdir/before.sock" BEFORE
 cd - >/dev/null
 cargo bench --quiet --bench plan 2>/dev/null | grep '^plan' || true
