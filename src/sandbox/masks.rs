@@ -1636,6 +1636,20 @@ mod tests {
         GlobRules::from_patterns(pats, Origin::Flag("--deny")).unwrap()
     }
 
+    #[test]
+    fn read_only_trees_answer_for_their_own_entries_and_stat_the_rest() {
+        // Entries chosen so that a `stat` would answer the other way: the answer for them can
+        // only come from how `of` told them apart.
+        let trees = ReadOnlyTrees {
+            dirs: vec![PathBuf::from("/no-such-dir-of-hullward")],
+            others: vec![PathBuf::from("/proc")],
+        };
+        assert!(trees.is_dir(Path::new("/no-such-dir-of-hullward")));
+        assert!(!trees.is_dir(Path::new("/proc")));
+        assert!(trees.is_dir(Path::new("/proc/self")));
+        assert!(!trees.is_dir(Path::new("/no-such-file-of-hullward")));
+    }
+
     fn builtin(pats: &[&str]) -> GlobRules {
         GlobRules::from_patterns(pats, Origin::Builtin("git-metadata")).unwrap()
     }
