@@ -203,7 +203,7 @@ pub struct Tracker {
     everything: u64,
     /// Each changed directory (by [`dir_key`]) and the last generation it changed at.
     changed: HashMap<Vec<u8>, u64>,
-    /// The buffer events are read into, kept: a drain runs twice per call.
+    /// The buffer events are read into, kept: a served call drains the queue three times.
     buf: Vec<u8>,
 }
 
