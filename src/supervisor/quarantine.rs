@@ -167,8 +167,8 @@ impl Quarantine {
         }
     }
 
-    /// Drops the pending record, once everything it could still be needed for is reported (the
-    /// audit record written): off the path a caller waits on.
+    /// Drops the pending record. Its changes were reported (events and audit records) when they
+    /// were settled; a call drops its own after its exit event, off the path a caller waits on.
     pub fn done(&self) {
         let _ = std::fs::remove_file(self.pending_file(&self.call_id));
     }
