@@ -10,18 +10,15 @@
  *
  * With BEFORE_SOCKET (a server of another build), a "before" row is timed in the same rounds,
  * next to "served" (the two take turns at going first): two builds compared on a noisy machine
- * without one stretch of noise falling on one build only. Prints one line per row: name, then every round's time in
- * microseconds.
+ * without one stretch of noise falling on one build only. Prints one line per row: name, then
+ * every round's time in microseconds.
  */
 #include <spawn.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
+
+#include "serve_call.h"
 
 extern char **environ;
 
@@ -48,58 +45,10 @@ static long spawned(char *const argv[]) {
     return now_us() - start;
 }
 
-/* One connection and what was read on it past the last event line used. */
-struct conn {
-    int fd;
-    size_t have;
-    char buf[1 << 16];
-};
-
-/* One request on the open connection, to its exit event; -1 unless the call exited 0. */
+/* One call on `c`, timed from its request to its exit event; -1 unless it exited 0. */
 static long served(struct conn *c, const char *program, int id) {
-    char req[4200];
-    int n = snprintf(req, sizeof req, "{\"id\":%d,\"method\":\"run\",\"argv\":[\"%s\"]}\n", id, program);
     long start = now_us();
-    if (n <= 0 || (size_t)n >= sizeof req || write(c->fd, req, (size_t)n) != n) {
-        return -1;
-    }
-    for (;;) {
-        char *nl;
-        while ((nl = memchr(c->buf, '\n', c->have)) != NULL) {
-            *nl = '\0';
-            int exit_event = strstr(c->buf, "\"event\":\"exit\"") != NULL;
-            const char *code = strstr(c->buf, "\"code\":");
-            size_t used = (size_t)(nl + 1 - c->buf);
-            memmove(c->buf, nl + 1, c->have - used);
-            c->have -= used;
-            if (exit_event) {
-                return code && atoi(code + 7) == 0 ? now_us() - start : -1;
-            }
-        }
-        if (c->have == sizeof c->buf - 1) {
-            c->have = 0; /* one over-long event line (output): not the exit event */
-        }
-        ssize_t got = read(c->fd, c->buf + c->have, sizeof c->buf - 1 - c->have);
-        if (got <= 0) {
-            return -1;
-        }
-        c->have += (size_t)got;
-    }
-}
-
-/* A connection to the server at `path`, or -1. */
-static int connected(const char *path) {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (fd < 0 || strlen(path) >= sizeof addr.sun_path) {
-        return -1;
-    }
-    strcpy(addr.sun_path, path);
-    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    return serve_call(c, program, id) == 0 ? now_us() - start : -1;
 }
 
 int main(int argc, char **argv) {
@@ -110,9 +59,8 @@ int main(int argc, char **argv) {
     int rounds = atoi(argv[3]);
     long pause = atol(argv[4]);
     static struct conn now, then;
-    now.fd = connected(argv[1]);
-    then.fd = argc == 6 ? connected(argv[5]) : -1;
-    if (rounds <= 0 || now.fd < 0 || (argc == 6 && then.fd < 0)) {
+    then.fd = -1;
+    if (rounds <= 0 || serve_connect(&now, argv[1]) != 0 || (argc == 6 && serve_connect(&then, argv[5]) != 0)) {
         perror("serve_rounds: connect");
         return 2;
     }
