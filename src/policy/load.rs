@@ -8,12 +8,14 @@
 //! are collected as [`Diagnostic`]s so that `validate` can show them all at once.
 
 use std::collections::BTreeMap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::diag::{Diagnostic, Severity};
 use super::globs::{GlobRule, GlobRules, Origin};
 use super::locate::{Located, Step};
+use super::resolve::Resolver;
 use super::schema::{self, Parsed, SandboxSection, SecuritySection};
 use super::{
     duration, profiles, AllowMode, HostAllowlist, HostPattern, HttpPolicy, Limits, NetMode, Policy,
@@ -757,16 +759,18 @@ fn finish(
         .filter(|t| t.as_path() != Path::new("/"))
         .cloned()
         .collect();
-    refuse_planted_grants(&acc, &writable_trees, &mut diags);
-    let mut lstats = Lstats::default();
+    let mut fs = Resolver::default();
+    refuse_planted_grants(&acc, &writable_trees, &mut fs, &mut diags);
     let (system, mut system_links) =
-        resolve_listed(acc.system.as_deref().unwrap_or_default(), &mut diags, |raw, diags| {
-            resolve_system(raw, &writable_trees, &mut lstats, diags)
+        resolve_listed(acc.system.as_deref().unwrap_or_default(), &mut fs, &mut diags, |raw, fs, diags| {
+            resolve_system(raw, &writable_trees, fs, diags)
         });
-    let (read_only_dirs, ro_links) =
-        resolve_listed(acc.read_only_dirs.as_deref().unwrap_or_default(), &mut diags, |raw, diags| {
-            resolve_read_only(raw, &writable_trees, diags)
-        });
+    let (read_only_dirs, ro_links) = resolve_listed(
+        acc.read_only_dirs.as_deref().unwrap_or_default(),
+        &mut fs,
+        &mut diags,
+        |raw, fs, diags| resolve_read_only(raw, &writable_trees, fs, diags),
+    );
     system_links.extend(ro_links);
 
     // Globs.
@@ -1006,60 +1010,24 @@ type SystemEntry = (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>);
 /// Resolves a `System` entry (see [`listed_candidates`] for the spelling); entries that do not
 /// exist on this host are skipped; an entry that is itself a symlink is remembered with its
 /// target, so the child's view can show the same link. A spelling that passes through a symlink
-/// inside a writable tree is refused ([`planted_diag`]). A candidate whose every component is a
-/// real directory or file ([`Lstats::plain`]) is its own canonical path and has no link to
-/// remember: it costs one `lstat` per component not seen before, instead of the `lstat`s,
-/// `readlink`s and `realpath` of the general case.
+/// inside a writable tree is refused ([`planted_diag`]).
 fn resolve_system(
     raw: &RawPath,
     writable: &[PathBuf],
-    lstats: &mut Lstats,
+    fs: &mut Resolver,
     diags: &mut Vec<Diagnostic>,
 ) -> SystemEntry {
     let mut resolved = Vec::new();
     let mut links = Vec::new();
-    for candidate in listed_candidates(raw) {
-        if lstats.plain(&candidate) {
-            resolved.push(candidate.components().collect());
+    for candidate in listed_candidates(raw, fs) {
+        if fs.planted_link(&candidate, writable).is_some() {
+            diags.extend(planted_diag(raw, &candidate, writable, fs, "System entry"));
             continue;
         }
-        if planted_link(&candidate, writable).is_some() {
-            diags.extend(planted_diag(raw, &candidate, writable, "System entry"));
-            continue;
-        }
-        if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.file_type().is_symlink()) {
-            links.extend(std::fs::read_link(&candidate).ok().map(|target| (candidate.clone(), target)));
-        }
-        resolved.extend(std::fs::canonicalize(&candidate).ok());
+        links.extend(fs.link_target(&candidate).map(|target| (candidate.clone(), target)));
+        resolved.extend(fs.canonical(&candidate).ok());
     }
     (resolved, links)
-}
-
-/// What `lstat` said of each path met while resolving one policy's `System` entries (they share
-/// most of their ancestors: `/etc`, `/usr`), kept for that resolution only: `Some(is a symlink)`,
-/// `None` when it does not exist.
-#[derive(Default)]
-struct Lstats(std::collections::HashMap<PathBuf, Option<bool>>);
-
-impl Lstats {
-    /// `path` is absolute, without `.` or `..`, exists, and no component of it is a symlink: its
-    /// canonical path is itself.
-    fn plain(&mut self, path: &Path) -> bool {
-        use std::path::Component;
-        let lexical = path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
-        lexical
-            && path.is_absolute()
-            && path.ancestors().filter(|a| a.parent().is_some()).all(|a| self.lstat(a) == Some(false))
-    }
-
-    fn lstat(&mut self, path: &Path) -> Option<bool> {
-        if let Some(known) = self.0.get(path) {
-            return *known;
-        }
-        let found = std::fs::symlink_metadata(path).ok().map(|m| m.file_type().is_symlink());
-        self.0.insert(path.to_path_buf(), found);
-        found
-    }
 }
 
 /// `System` and `ReadOnlyDirs` add up across the layers (default → profile → config → flags)
@@ -1085,59 +1053,67 @@ type Listed = (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>);
 /// only outermost entries (`/bin` is often a link into `/usr`), in order.
 fn resolve_listed(
     raws: &[RawPath],
+    fs: &mut Resolver,
     diags: &mut Vec<Diagnostic>,
-    mut resolve: impl FnMut(&RawPath, &mut Vec<Diagnostic>) -> SystemEntry,
+    mut resolve: impl FnMut(&RawPath, &mut Resolver, &mut Vec<Diagnostic>) -> SystemEntry,
 ) -> Listed {
     let mut entries: Vec<(String, PathBuf)> = Vec::new();
     let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
     for raw in raws {
         if let Some(removed) = raw.text.strip_prefix('!') {
             let spelled = RawPath { text: removed.to_string(), ..raw.clone() };
-            let gone: Vec<PathBuf> = listed_candidates(&spelled)
-                .iter()
-                .flat_map(|c| [c.clone()].into_iter().chain(std::fs::canonicalize(c)))
-                .collect();
-            let hit = |p: &Path| gone.iter().any(|g| p.starts_with(g));
+            let mut gone = Vec::new();
+            for candidate in listed_candidates(&spelled, fs) {
+                gone.extend(fs.canonical(&candidate));
+                gone.push(candidate);
+            }
+            let hit = |p: &Path| gone.iter().any(|g| within(p, g));
             entries.retain(|(text, path)| text != removed && !hit(path));
             links.retain(|(link, _)| !hit(link));
             continue;
         }
-        let (paths, found) = resolve(raw, diags);
+        let (paths, found) = resolve(raw, fs, diags);
         entries.extend(paths.into_iter().map(|p| (raw.text.clone(), p)));
         links.extend(found);
     }
-    let all: Vec<&PathBuf> = entries.iter().map(|(_, p)| p).collect();
+    let all: Vec<&Path> = entries.iter().map(|(_, p)| p.as_path()).collect();
     let mut out: Vec<PathBuf> = Vec::new();
     for p in &all {
-        if !all.iter().any(|q| q != p && p.starts_with(q)) && !out.contains(p) {
-            out.push((*p).clone());
+        let inner = all.iter().any(|q| q.as_os_str() != p.as_os_str() && within(p, q));
+        if !inner && !out.iter().any(|o| o.as_os_str() == p.as_os_str()) {
+            out.push(p.to_path_buf());
         }
     }
     (out, links)
 }
 
+/// `path` is `outer` or lies below it, compared as bytes. Both are free of `.` and of doubled or
+/// trailing slashes (canonical, or [`listed_candidates`]), where this agrees with
+/// [`Path::starts_with`] at a fraction of its cost.
+fn within(path: &Path, outer: &Path) -> bool {
+    let (p, o) = (path.as_os_str().as_bytes(), outer.as_os_str().as_bytes());
+    p.starts_with(o) && (p.len() == o.len() || o.ends_with(b"/") || p[o.len()] == b'/')
+}
+
 /// The host paths a `System` or `ReadOnlyDirs` entry names: `~/` is the caller's home, a relative
 /// entry is relative to its file's folder (Decision 10; the current directory for a flag), and a
-/// trailing `*` in the last component matches every name with that prefix.
-fn listed_candidates(raw: &RawPath) -> Vec<PathBuf> {
-    let full = raw.base.join(expand_tilde(&raw.text));
+/// trailing `*` in the last component matches every name with that prefix. The paths come
+/// without doubled or trailing slashes and without `.`, so that [`within`] can compare them.
+fn listed_candidates(raw: &RawPath, fs: &mut Resolver) -> Vec<PathBuf> {
+    let full: PathBuf = raw.base.join(expand_tilde(&raw.text)).components().collect();
     let text = full.to_string_lossy();
     let Some(prefix) = text.strip_suffix('*') else { return vec![full.clone()] };
     let prefix = Path::new(prefix);
     let (dir, stem) = match (prefix.parent(), prefix.file_name()) {
-        (Some(d), Some(s)) => (d.to_path_buf(), s.to_string_lossy().into_owned()),
-        _ => (prefix.to_path_buf(), String::new()),
+        (Some(d), Some(s)) => (d.to_path_buf(), s.as_bytes().to_vec()),
+        _ => (prefix.to_path_buf(), Vec::new()),
     };
-    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().starts_with(&stem))
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found
+    fs.names(&dir)
+        .unwrap_or_default()
+        .iter()
+        .filter(|name| name.as_bytes().starts_with(&stem))
+        .map(|name| dir.join(name))
+        .collect()
 }
 
 /// Resolves a `ReadOnlyDirs` entry or an `--ro` flag. A directory or a file (`~/.gitconfig`) is
@@ -1145,27 +1121,30 @@ fn listed_candidates(raw: &RawPath) -> Vec<PathBuf> {
 /// it comes from a file or a profile (shared across machines, like `System`), and an error on the
 /// command line (a typo). Refused: `/`, and a spelling that passes through a symlink lying inside
 /// a writable tree — a program could have planted it there to point the grant anywhere.
-fn resolve_read_only(raw: &RawPath, writable: &[PathBuf], diags: &mut Vec<Diagnostic>) -> SystemEntry {
+fn resolve_read_only(
+    raw: &RawPath,
+    writable: &[PathBuf],
+    fs: &mut Resolver,
+    diags: &mut Vec<Diagnostic>,
+) -> SystemEntry {
     let mut paths = Vec::new();
     let mut links = Vec::new();
-    let candidates = listed_candidates(raw);
+    let candidates = listed_candidates(raw, fs);
     if candidates.is_empty() && raw.origin == Origin::Flag("--ro") {
         diags.push(place_diag(raw, format!("read-only directory '{}' matches nothing", raw.text)));
     }
     for candidate in candidates {
-        if let Some(diag) = planted_diag(raw, &candidate, writable, "read-only directory") {
+        if let Some(diag) = planted_diag(raw, &candidate, writable, fs, "read-only directory") {
             diags.push(diag);
             continue;
         }
-        match std::fs::canonicalize(&candidate) {
+        match fs.canonical(&candidate) {
             Ok(p) if p == Path::new("/") => diags.push(place_diag(
                 raw,
                 "a read-only directory of '/' would show the whole filesystem; name the directories".into(),
             )),
             Ok(p) => {
-                if let Ok(target) = std::fs::read_link(&candidate) {
-                    links.push((candidate.clone(), target));
-                }
+                links.extend(fs.link_target(&candidate).map(|target| (candidate.clone(), target)));
                 paths.push(p);
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && raw.origin != Origin::Flag("--ro") => {}
@@ -1183,7 +1162,7 @@ fn resolve_read_only(raw: &RawPath, writable: &[PathBuf], diags: &mut Vec<Diagno
 /// inside a writable tree (a first call's `ln -s /etc cache`, then `--include cache`) is refused
 /// with the link and its target named. A symlink outside every writable tree (`/var/run`, a
 /// link the administrator made) is resolved (Decision 8).
-fn refuse_planted_grants(acc: &Accum, writable: &[PathBuf], diags: &mut Vec<Diagnostic>) {
+fn refuse_planted_grants(acc: &Accum, writable: &[PathBuf], fs: &mut Resolver, diags: &mut Vec<Diagnostic>) {
     let grants = [
         ("sandbox root", acc.root.as_slice()),
         ("included root", acc.include.as_deref().unwrap_or_default()),
@@ -1193,16 +1172,23 @@ fn refuse_planted_grants(acc: &Accum, writable: &[PathBuf], diags: &mut Vec<Diag
     for (what, raws) in grants {
         for raw in raws {
             let spelled = raw.base.join(expand_tilde(&raw.text));
-            diags.extend(planted_diag(raw, &spelled, writable, what));
+            diags.extend(planted_diag(raw, &spelled, writable, fs, what));
         }
     }
 }
 
 /// The refusal of a policy path `spelled` that passes through a symlink lying inside one of
 /// `writable`, naming the link and the target it resolves to.
-fn planted_diag(raw: &RawPath, spelled: &Path, writable: &[PathBuf], what: &str) -> Option<Diagnostic> {
-    let link = planted_link(spelled, writable)?;
-    let target = std::fs::canonicalize(spelled)
+fn planted_diag(
+    raw: &RawPath,
+    spelled: &Path,
+    writable: &[PathBuf],
+    fs: &mut Resolver,
+    what: &str,
+) -> Option<Diagnostic> {
+    let link = fs.planted_link(spelled, writable)?;
+    let target = fs
+        .canonical(spelled)
         .map_or_else(|e| format!("(unresolvable: {e})"), |t| format!("'{}'", t.display()));
     Some(place_diag(
         raw,
@@ -1212,24 +1198,6 @@ fn planted_diag(raw: &RawPath, spelled: &Path, writable: &[PathBuf], what: &str)
             link.display()
         ),
     ))
-}
-
-/// The first symlink on the way to `path` (itself included) that lies inside one of `writable`.
-fn planted_link(path: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
-    let lexical: PathBuf = path.components().collect();
-    let mut ancestors: Vec<&Path> = lexical.ancestors().collect();
-    ancestors.reverse();
-    // One `lstat` per component below `/` (which has no parent and is never a link); the parent
-    // is resolved only for a component that is a link.
-    ancestors
-        .into_iter()
-        .find(|a| {
-            a.parent().is_some_and(|parent| {
-                std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink())
-                    && std::fs::canonicalize(parent).is_ok_and(|p| writable.iter().any(|w| p.starts_with(w)))
-            })
-        })
-        .map(Path::to_path_buf)
 }
 
 fn expand_tilde(text: &str) -> String {
@@ -1471,6 +1439,39 @@ mod tests {
         // Listed after the removal, it stays; removing an inner path leaves the outer entry.
         assert!(p.sandbox.system.contains(&base.join("a/b")), "{:?}", p.sandbox.system);
         assert_eq!(p.sandbox.read_only_dirs, vec![base.join("a")]);
+    }
+
+    #[test]
+    fn within_agrees_with_path_starts_with_on_clean_paths() {
+        for (p, o) in [
+            ("/usr", "/usr"),
+            ("/usr/lib", "/usr"),
+            ("/usrx", "/usr"),
+            ("/usr", "/usr/lib"),
+            ("/etc/python3.11", "/etc/python3"),
+            ("/a/b/c", "/"),
+            ("/", "/"),
+            ("/a/../b", "/a"),
+        ] {
+            assert_eq!(within(Path::new(p), Path::new(o)), Path::new(p).starts_with(o), "{p} in {o}");
+        }
+    }
+
+    #[test]
+    fn only_outermost_entries_stay_and_a_name_prefix_is_not_a_parent() {
+        let t = tempfile::tempdir().unwrap();
+        for d in ["lib/inner", "libx", "lib2"] {
+            std::fs::create_dir_all(t.path().join(d)).unwrap();
+        }
+        let base = t.path().canonicalize().unwrap();
+        let text =
+            format!("Sandbox:\n  System: [{b}/lib/inner, {b}/libx, {b}/lib, {b}/lib*]\n", b = base.display());
+        let path = write(t.path(), "o.yaml", &text);
+        let mut req = req_in(t.path());
+        req.config = Some(path);
+        let p = load(&req).unwrap();
+        let mine: Vec<&PathBuf> = p.sandbox.system.iter().filter(|s| s.starts_with(&base)).collect();
+        assert_eq!(mine, [&base.join("libx"), &base.join("lib"), &base.join("lib2")]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod globs;
 pub mod load;
 pub mod locate;
 pub mod profiles;
+pub mod resolve;
 pub mod schema;
 
 use std::path::{Path, PathBuf};
