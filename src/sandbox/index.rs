@@ -236,10 +236,16 @@ impl Store {
         Ok(())
     }
 
+    /// Removes the oldest files beyond [`MAX_FILES`]. The listing alone says whether there are
+    /// too many: the files are stat'ed for their age only then.
     fn prune(&self) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else { return };
+        let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        if entries.len() <= MAX_FILES {
+            return;
+        }
         let mut files: Vec<(std::time::SystemTime, PathBuf)> =
-            entries.flatten().filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path()))).collect();
+            entries.iter().filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path()))).collect();
         if files.len() <= MAX_FILES {
             return;
         }

@@ -325,9 +325,10 @@ pub fn walked_system(policy: &Policy) -> Vec<PathBuf> {
         .map(PathBuf::from)
         .filter(|w| system.iter().any(|s| package_managed(s) && w.starts_with(s)) && w.is_dir());
     let mut walked: Vec<PathBuf> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     // In the policy's order: `check path` takes a pattern relative to the first that holds a path.
     for s in system.iter().filter(|s| !package_managed(s)).cloned().chain(inside) {
-        if !walked.contains(&s) && !trees.iter().any(|t| s.starts_with(t) || t.starts_with(&s)) {
+        if !trees.iter().any(|t| s.starts_with(t) || t.starts_with(&s)) && seen.insert(s.clone()) {
             walked.push(s);
         }
     }
