@@ -12,7 +12,8 @@
 //!
 //! A CLI call starts the probe on a thread first thing ([`KernelSupport::prefetch`]) and takes its
 //! result when the engine is built ([`KernelSupport::probe_env`]); a result is taken once, never
-//! kept for a later probe.
+//! kept for a later probe. Whichever of the two comes first makes the probe: on a busy machine a
+//! new thread can wait a millisecond for a CPU, longer than the probe itself.
 
 use std::path::{Path, PathBuf};
 
@@ -33,8 +34,61 @@ const CAP_SYS_ADMIN: u32 = 21;
 const CAP_SETPCAP: u32 = 8;
 
 /// The probe [`KernelSupport::prefetch`] started, until [`KernelSupport::probe_env`] takes it.
-static PREFETCHED: std::sync::Mutex<Option<std::sync::mpsc::Receiver<KernelSupport>>> =
-    std::sync::Mutex::new(None);
+static PREFETCHED: std::sync::Mutex<Option<std::sync::Arc<Handoff>>> = std::sync::Mutex::new(None);
+
+/// The probe shared by the prefetch thread and the caller: made by the first to claim it.
+#[derive(Default)]
+struct Handoff {
+    stage: std::sync::Mutex<Stage>,
+    probed: std::sync::Condvar,
+}
+
+#[derive(Default)]
+enum Stage {
+    #[default]
+    Unclaimed,
+    Probing,
+    Probed(Box<KernelSupport>),
+    Taken,
+}
+
+/// The side making the probe: publishes the facts when dropped, or `Taken` (nothing to take)
+/// when the probe unwound, so that the other side never waits for a probe that will not come.
+struct Claimed<'a> {
+    handoff: &'a Handoff,
+    facts: Option<KernelSupport>,
+}
+
+impl Drop for Claimed<'_> {
+    fn drop(&mut self) {
+        let stage = self.facts.take().map_or(Stage::Taken, |f| Stage::Probed(Box::new(f)));
+        if let Ok(mut slot) = self.handoff.stage.lock() {
+            *slot = stage;
+        }
+        self.handoff.probed.notify_all();
+    }
+}
+
+impl Handoff {
+    /// Makes the probe unless the other side has claimed it; `true` when this side made it.
+    fn probe_if_unclaimed(&self) -> bool {
+        let Ok(mut stage) = self.stage.lock() else { return false };
+        if !matches!(*stage, Stage::Unclaimed) {
+            return false;
+        }
+        *stage = Stage::Probing;
+        drop(stage);
+        let mut claimed = Claimed { handoff: self, facts: None };
+        claimed.facts = Some(KernelSupport::probe_env_now());
+        true
+    }
+
+    /// Blocks until the probe is made (by either side), or given up (`Taken`).
+    fn wait_probed(&self) -> Option<std::sync::MutexGuard<'_, Stage>> {
+        let stage = self.stage.lock().ok()?;
+        self.probed.wait_while(stage, |s| matches!(s, Stage::Unclaimed | Stage::Probing)).ok()
+    }
+}
 
 /// A part of the sandbox that this machine refused when it was tried (or is known to refuse).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,10 +183,18 @@ impl KernelSupport {
     }
 
     /// Probes from the environment of this process, or takes the probe [`KernelSupport::prefetch`]
-    /// started (once: every later call probes afresh).
+    /// started (once: every later call probes afresh). When that thread has not begun yet, the
+    /// probe is made here and the thread only does its follow-up.
     pub fn probe_env() -> KernelSupport {
-        let started = PREFETCHED.lock().ok().and_then(|mut slot| slot.take());
-        started.and_then(|probe| probe.recv().ok()).unwrap_or_else(KernelSupport::probe_env_now)
+        let Some(handoff) = PREFETCHED.lock().ok().and_then(|mut slot| slot.take()) else {
+            return KernelSupport::probe_env_now();
+        };
+        handoff.probe_if_unclaimed();
+        let taken = handoff.wait_probed().map(|mut stage| std::mem::replace(&mut *stage, Stage::Taken));
+        match taken {
+            Some(Stage::Probed(facts)) => *facts,
+            _ => KernelSupport::probe_env_now(),
+        }
     }
 
     fn probe_env_now() -> KernelSupport {
@@ -141,17 +203,31 @@ impl KernelSupport {
 
     /// Starts [`KernelSupport::probe_env`]'s probe on a thread, so that it overlaps what the
     /// process does before it needs the facts (a CLI call loads its policy meanwhile); `then` runs
-    /// on that thread after the probe (it may create processes, which the probe's reading of the
-    /// cgroup's members must not see).
+    /// on that thread after the probe, whichever side made it (it may create processes, which the
+    /// probe's reading of the cgroup's members must not see).
+    ///
+    /// The thread is started on another CPU than this one: a new thread is often queued behind
+    /// its creator, which then runs on for a millisecond while the other CPU idles. It gets the
+    /// process's CPUs back before `then`, whose processes inherit its mask.
     pub fn prefetch(then: fn()) {
-        let (send, probe) = std::sync::mpsc::sync_channel(1);
+        let handoff = std::sync::Arc::new(Handoff::default());
         let Ok(mut slot) = PREFETCHED.lock() else { return };
+        let shared = handoff.clone();
+        let all = sys::CpuMask::of_this_thread();
         let started = std::thread::Builder::new().name("hullward-probe".into()).spawn(move || {
-            let _ = send.send(KernelSupport::probe_env_now());
+            if !shared.probe_if_unclaimed() {
+                drop(shared.wait_probed());
+            }
+            if let Some(all) = all {
+                all.apply_here();
+            }
             then();
         });
-        if started.is_ok() {
-            *slot = Some(probe);
+        if let Ok(thread) = started {
+            if let Some(others) = all.and_then(sys::CpuMask::without_this_cpu) {
+                others.apply_to(std::os::unix::thread::JoinHandleExt::as_pthread_t(&thread));
+            }
+            *slot = Some(handoff);
         }
     }
 
@@ -338,6 +414,23 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "the follow-up never ran");
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
+    }
+
+    #[test]
+    fn a_handoff_is_probed_once_by_whichever_side_claims_it_first() {
+        let handoff = std::sync::Arc::new(Handoff::default());
+        assert!(handoff.probe_if_unclaimed(), "the first claim makes the probe");
+        let other = handoff.clone();
+        let late = std::thread::spawn(move || {
+            let made = other.probe_if_unclaimed();
+            drop(other.wait_probed());
+            made
+        });
+        assert!(!late.join().unwrap(), "a late claim waits for the probe instead of making another");
+        let stage = handoff.wait_probed().unwrap();
+        assert!(
+            matches!(*stage, Stage::Probed(ref facts) if facts.kernel_release == KernelSupport::probe_env_now().kernel_release)
+        );
     }
 
     #[test]

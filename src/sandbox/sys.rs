@@ -1434,3 +1434,51 @@ pub fn mount_table_changed(mounts: std::os::fd::BorrowedFd<'_>) -> std::io::Resu
         }
     }
 }
+
+/// A set of CPUs (`cpu_set_t`), for placing a helper thread.
+#[derive(Clone, Copy)]
+pub struct CpuMask(libc::cpu_set_t);
+
+impl CpuMask {
+    const SIZE: usize = std::mem::size_of::<libc::cpu_set_t>();
+
+    /// The CPUs this thread may run on (`sched_getaffinity`).
+    pub fn of_this_thread() -> Option<CpuMask> {
+        // SAFETY: `cpu_set_t` is plain bits, and all zeroes is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid out-parameter of `SIZE` bytes on this frame.
+        let ret = unsafe { libc::sched_getaffinity(0, Self::SIZE, &mut set) };
+        (ret == 0).then_some(CpuMask(set))
+    }
+
+    /// These CPUs but the one this thread runs on now; `None` when that leaves none.
+    pub fn without_this_cpu(mut self) -> Option<CpuMask> {
+        // SAFETY: `sched_getcpu` takes no argument and only returns a number.
+        let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).ok()?;
+        if cpu >= 8 * Self::SIZE {
+            return None;
+        }
+        // SAFETY: `cpu` is below the set's size in bits (checked above), and both calls only touch
+        // the set they are given, which lives on this frame.
+        let left = unsafe {
+            libc::CPU_CLR(cpu, &mut self.0);
+            libc::CPU_COUNT(&self.0)
+        };
+        (left > 0).then_some(self)
+    }
+
+    /// Makes these the CPUs of this thread (`sched_setaffinity`).
+    pub fn apply_here(&self) -> bool {
+        // SAFETY: `self.0` is a valid `cpu_set_t` of `SIZE` bytes, only read.
+        unsafe { libc::sched_setaffinity(0, Self::SIZE, &self.0) == 0 }
+    }
+
+    /// Makes these the CPUs of the spawned, not yet joined `thread` (`pthread_setaffinity_np`):
+    /// the kernel moves it at once when it is queued on another CPU.
+    pub fn apply_to(&self, thread: libc::pthread_t) -> bool {
+        // SAFETY: `thread` names a thread of this process that is neither joined nor detached (the
+        // caller holds its `JoinHandle`), so the handle is valid; `self.0` is a valid
+        // `cpu_set_t` of `SIZE` bytes, only read.
+        unsafe { libc::pthread_setaffinity_np(thread, Self::SIZE, &self.0) == 0 }
+    }
+}
