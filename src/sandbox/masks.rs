@@ -572,8 +572,8 @@ struct Walk<'a> {
 }
 
 /// How many threads may walk at once: the CPUs this process may use, at most 8 — read once per
-/// process (finding it out reads the cgroup's CPU quota files: a dozen system calls per walk in a
-/// long-lived server). It only sizes the walk; no decision depends on it.
+/// process, and only by a walk big enough to share (finding it out reads the cgroup's CPU quota
+/// files: a dozen system calls). It only sizes the walk; no decision depends on it.
 fn walk_threads() -> usize {
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
@@ -714,11 +714,16 @@ fn walk(
         found: Mutex::new(Found::default()),
         entries: AtomicUsize::new(0),
     };
-    let helpers = walk_threads() - 1;
     std::thread::scope(|scope| {
         let mut spawned = 0;
+        // Asked only of a walk that grows: a small tree never pays for the quota files.
+        let mut helpers = None;
         walk.work(|pending| {
-            while pending > PARALLEL_THRESHOLD && spawned < helpers {
+            if pending <= PARALLEL_THRESHOLD {
+                return;
+            }
+            let helpers = *helpers.get_or_insert_with(|| walk_threads() - 1);
+            while spawned < helpers {
                 spawned += 1;
                 scope.spawn(|| walk.work(|_| {}));
             }
