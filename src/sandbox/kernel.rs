@@ -225,7 +225,7 @@ impl KernelSupport {
         });
         if let Ok(thread) = started {
             if let Some(others) = all.and_then(sys::CpuMask::without_this_cpu) {
-                others.apply_to(std::os::unix::thread::JoinHandleExt::as_pthread_t(&thread));
+                others.apply_to(&thread);
             }
             *slot = Some(handoff);
         }

@@ -1473,12 +1473,14 @@ impl CpuMask {
         unsafe { libc::sched_setaffinity(0, Self::SIZE, &self.0) == 0 }
     }
 
-    /// Makes these the CPUs of the spawned, not yet joined `thread` (`pthread_setaffinity_np`):
-    /// the kernel moves it at once when it is queued on another CPU.
-    pub fn apply_to(&self, thread: libc::pthread_t) -> bool {
-        // SAFETY: `thread` names a thread of this process that is neither joined nor detached (the
-        // caller holds its `JoinHandle`), so the handle is valid; `self.0` is a valid
-        // `cpu_set_t` of `SIZE` bytes, only read.
-        unsafe { libc::pthread_setaffinity_np(thread, Self::SIZE, &self.0) == 0 }
+    /// Makes these the CPUs of the spawned thread `thread` (`pthread_setaffinity_np`): the kernel
+    /// moves it at once when it is queued on another CPU.
+    // std's raw handle is a `u64`, the C library's `pthread_t` a `u64` (glibc) or a pointer (musl).
+    #[allow(clippy::unnecessary_cast)]
+    pub fn apply_to<T>(&self, thread: &std::thread::JoinHandle<T>) -> bool {
+        let handle = std::os::unix::thread::JoinHandleExt::as_pthread_t(thread) as libc::pthread_t;
+        // SAFETY: `thread` is borrowed, so it is neither joined nor detached and its handle names a
+        // thread of this process; `self.0` is a valid `cpu_set_t` of `SIZE` bytes, only read.
+        unsafe { libc::pthread_setaffinity_np(handle, Self::SIZE, &self.0) == 0 }
     }
 }
