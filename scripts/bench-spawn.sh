@@ -27,12 +27,14 @@
 # round with bare and bwrap timed the same way by the same process, 30 ms before each (with
 # BEFORE, that build's server in the same rounds, and the median of the rounds' differences);
 # the served rows above also pay the client's own process start, which costs what bare costs.
+# With BEFORE, last, both builds' CLI calls in pairs (scripts/bench-cli-pairs.py).
 # Then: the plan time for 10k- and 100k-file workspaces
 # (cargo bench --bench plan). Targets (issue 14): hullward <= 1.0 x bwrap; (issue 11) served <=
 # 0.5 x bwrap and within 1.5 ms of bare, connect not slower than bwrap.
 # Needs root (namespaces, cgroups), gcc, python3. Installs hyperfine and bubblewrap when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo=$PWD
 runs=${1:-200}
 
 . scripts/bench-lib.sh
@@ -156,5 +158,9 @@ if "before" in rows:
     paired = statistics.median(a - b for a, b in zip(rows["served"], rows["before"]))
     print(f"served - before, median of the rounds' differences: {paired * 1000:+.0f} us")
 EOF
+# With BEFORE, the CLI of both builds in pairs (scripts/bench-cli-pairs.py), in this workspace.
+if [ -n "${BEFORE:-}" ]; then
+  python3 "$repo/scripts/bench-cli-pairs.py" "$BIN" "$BEFORE" "$runs"
+fi
 cd - >/dev/null
 cargo bench --quiet --bench plan 2>/dev/null | grep '^plan' || true
