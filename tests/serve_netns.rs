@@ -1,7 +1,7 @@
 //! A served call's namespaces: its network namespace is made ahead (a server thread keeps the
 //! next one ready) and must still be the call's own — never the host's, never another call's —
-//! with its loopback up and private to it; its mount namespace is held until the call has
-//! answered, then let go.
+//! with its loopback up and private to it; its mount and network namespaces are held until the
+//! call has answered, then let go.
 
 mod serve_support;
 
@@ -103,16 +103,20 @@ fn prepared_mount_namespaces(server: &Server) -> Vec<String> {
 }
 
 #[test]
-fn a_served_calls_mount_namespace_is_let_go_once_it_has_answered() {
+fn a_served_calls_namespaces_are_let_go_once_it_has_answered() {
     let server = Server::start(&["--unattended-policy", "allow"]);
     let mut c = server.session(false);
-    // While a call runs, the server holds its view's mount namespace (and one network namespace
-    // made ahead for the next call)…
-    c.send(json!({"id": "long", "method": "run", "argv": ["/bin/sh", "-c", "echo up; sleep 30"]}));
+    // While a call runs, the server holds its view's mount namespace and its network namespace
+    // (and one network namespace made ahead for the next call)…
+    let argv = ["/bin/sh", "-c", "echo up $(readlink /proc/self/ns/net); sleep 30"];
+    c.send(json!({"id": "long", "method": "run", "argv": argv}));
     assert_eq!(c.next_for(&json!("long"))["event"], "start");
-    assert_eq!(c.next_for(&json!("long"))["data"], "up\n");
+    let data = c.next_for(&json!("long"))["data"].as_str().unwrap().to_string();
+    let own_net = data.strip_prefix("up ").unwrap().trim().to_string();
+    assert!(own_net.starts_with("net:["), "{data}");
     let running = namespace_fds(&server);
     assert_eq!(running.iter().filter(|l| l.starts_with("mnt:[")).count(), 1, "{running:?}");
+    assert!(running.contains(&own_net), "the call's {own_net} is not held: {running:?}");
     c.send(json!({"id": "x", "method": "cancel", "target_id": "long"}));
     let exit = c.call_events(&json!("long")).pop().unwrap();
     assert_eq!(exit["reason"], "cancelled", "{exit}");
@@ -121,16 +125,22 @@ fn a_served_calls_mount_namespace_is_let_go_once_it_has_answered() {
         assert_eq!(exit["code"], 0, "{exit}");
         server.call_ends(exit["call"].as_str().unwrap());
     }
-    // …and once the calls have ended, none but the one of the sandbox made ahead for the next
-    // call (`supervisor::ready`): nothing accumulates.
+    // …and once the calls have ended, none but those of the sandbox made ahead for the next call
+    // (`supervisor::ready`) and the next network namespace: nothing accumulates. (A namespace's
+    // number is handed to the next one made once it is gone, so only counts tell.)
     let start = std::time::Instant::now();
     loop {
         let left = namespace_fds(&server);
         let prepared = prepared_mount_namespaces(&server);
-        if left.iter().filter(|l| l.starts_with("mnt:[")).all(|l| prepared.contains(l)) {
+        let views_let_go = left.iter().filter(|l| l.starts_with("mnt:[")).all(|l| prepared.contains(l));
+        let nets = left.iter().filter(|l| l.starts_with("net:[")).count();
+        if views_let_go && nets <= 2 {
             break;
         }
-        assert!(start.elapsed() < serve_support::WAIT, "mount namespaces still held: {left:?}");
+        assert!(
+            start.elapsed() < serve_support::WAIT,
+            "namespaces still held: {left:?} (prepared: {prepared:?})"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }

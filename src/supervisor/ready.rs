@@ -38,7 +38,7 @@ use std::time::Duration;
 
 use crate::sandbox::cgroup::{CallCgroup, CgroupSupport};
 use crate::sandbox::plan::{NetPlan, SandboxPlan};
-use crate::sandbox::spawn::{self, Prepared, Stdio};
+use crate::sandbox::spawn::{self, HeldNamespaces, Prepared, Stdio};
 use crate::sandbox::sys;
 
 /// The longest a call waits for a sandbox being made (a few milliseconds, unless the machine is
@@ -61,8 +61,8 @@ pub struct Slot {
     /// The read ends of the child's standard output and error.
     pub out: OwnedFd,
     pub err: OwnedFd,
-    /// The child's mount namespace (see `Child::view`).
-    pub view: Option<std::fs::File>,
+    /// The child's namespaces (see `Child::namespaces`).
+    pub namespaces: HeldNamespaces,
 }
 
 /// What the thread is asked to do.
@@ -232,10 +232,10 @@ fn prepare(cgroups: &CgroupSupport, mut plan: SandboxPlan) -> Result<Option<Slot
     };
     let prepared = spawn::prepare(&plan, stdio, Some(&cgroup)).map_err(|e| e.to_string())?;
     let pid = prepared.pid();
-    let view = std::fs::File::open(format!("/proc/{pid}/ns/mnt")).ok();
+    let namespaces = HeldNamespaces::of(pid);
     let mounts =
         std::fs::File::open(format!("/proc/{pid}/mountinfo")).map_err(|e| format!("its mount table: {e}"))?;
-    Ok(Some(Slot { plan, held, mounts, prepared, cgroup: Some(cgroup), out, err, view }))
+    Ok(Some(Slot { plan, held, mounts, prepared, cgroup: Some(cgroup), out, err, namespaces }))
 }
 
 impl Slot {
