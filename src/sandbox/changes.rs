@@ -450,21 +450,39 @@ pub fn enable() {
 /// How often a long-lived process drains the queue between calls (see [`keep_drained`]).
 const BACKGROUND_DRAIN: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Wakes [`keep_drained`]'s thread before its next [`BACKGROUND_DRAIN`].
+static DRAIN_SOON: std::sync::OnceLock<std::sync::mpsc::SyncSender<()>> = std::sync::OnceLock::new();
+
 /// Like [`enable`], and a thread drains the queue every [`BACKGROUND_DRAIN`] (a server): the
 /// group's queue is unbounded, and a filesystem busy between calls would otherwise grow it in
 /// kernel memory until the next call.
 pub fn keep_drained() {
     MIN_DIRS.store(0, Ordering::Relaxed);
-    let spawned = std::thread::Builder::new().name("hullward-changes".into()).spawn(|| loop {
-        std::thread::sleep(BACKGROUND_DRAIN);
+    let (wake, woken) = std::sync::mpsc::sync_channel::<()>(1);
+    let spawned = std::thread::Builder::new().name("hullward-changes".into()).spawn(move || loop {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Disconnected) = woken.recv_timeout(BACKGROUND_DRAIN) {
+            return;
+        }
         if let Ok(mut state) = TRACKER.lock() {
             if let Some(Some(tracker)) = state.as_mut() {
                 tracker.drain();
             }
         }
     });
-    if let Err(e) = spawned {
-        tracing::debug!("change tracker: no background drain ({e})");
+    match spawned {
+        Ok(_) => {
+            let _ = DRAIN_SOON.set(wake);
+        }
+        Err(e) => tracing::debug!("change tracker: no background drain ({e})"),
+    }
+}
+
+/// Has [`keep_drained`]'s thread drain the queue now, off the caller's path: a process that has
+/// just changed names on a tracked filesystem itself (a call's pending record) spares the next
+/// walk the resolution of their directories. A drain is always sound, whenever it runs.
+pub fn drain_soon() {
+    if let Some(wake) = DRAIN_SOON.get() {
+        let _ = wake.try_send(());
     }
 }
 

@@ -121,6 +121,8 @@ impl Quarantine {
                 self.pending_dir().display()
             ));
         }
+        // The record's names are drained while the program runs, not by the post-call check.
+        crate::sandbox::changes::drain_soon();
     }
 
     /// After the call: the protected changes are quarantined and reported (the pending record
@@ -171,6 +173,7 @@ impl Quarantine {
     /// were settled; a call drops its own after its exit event, off the path a caller waits on.
     pub fn done(&self) {
         let _ = std::fs::remove_file(self.pending_file(&self.call_id));
+        crate::sandbox::changes::drain_soon();
     }
 
     fn call_dir(&self) -> PathBuf {
