@@ -46,6 +46,7 @@ use std::time::{Duration, SystemTime};
 
 use super::changes;
 use super::index::{Index, Listing, Store};
+use super::seen::Seen;
 use crate::policy::{GlobRules, Origin, Policy};
 
 /// The rule that protects a gitfile `.git`.
@@ -315,7 +316,7 @@ pub fn package_managed(path: &Path) -> bool {
 /// as `check path` denies it): all but the [`package_managed`] ones, plus each
 /// [`SYSTEM_WALKED_INSIDE`] tree a package-managed entry holds, and but those that hold a root or
 /// a host-writable directory (walked as such already) or lie inside one.
-pub fn walked_system(policy: &Policy) -> Vec<PathBuf> {
+fn walked_system(policy: &Policy, seen: &Seen) -> Vec<PathBuf> {
     let private = |w: &PathBuf| super::view::PRIVATE_TMPFS.iter().any(|(d, _)| w == Path::new(d));
     let writable = policy.sandbox.writable.iter().filter(|w| !private(w)).cloned();
     let trees: Vec<PathBuf> = policy.roots().into_iter().chain(writable).collect();
@@ -323,7 +324,7 @@ pub fn walked_system(policy: &Policy) -> Vec<PathBuf> {
     let inside = SYSTEM_WALKED_INSIDE
         .iter()
         .map(PathBuf::from)
-        .filter(|w| system.iter().any(|s| package_managed(s) && w.starts_with(s)) && w.is_dir());
+        .filter(|w| system.iter().any(|s| package_managed(s) && w.starts_with(s)) && seen.is_dir(w));
     let mut walked: Vec<PathBuf> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     // In the policy's order: `check path` takes a pattern relative to the first that holds a path.
@@ -347,19 +348,24 @@ pub struct ReadOnlyTrees {
 
 impl ReadOnlyTrees {
     pub fn of(policy: &Policy) -> ReadOnlyTrees {
-        let entries = policy.sandbox.read_only_dirs.iter().cloned().chain(walked_system(policy));
-        let (dirs, others) = entries.partition(|p| p.is_dir());
+        ReadOnlyTrees::as_seen(policy, &Seen::default())
+    }
+
+    /// The same, asking `seen` (a plan's: it keeps what each `statx` said).
+    pub fn as_seen(policy: &Policy, seen: &Seen) -> ReadOnlyTrees {
+        let entries = policy.sandbox.read_only_dirs.iter().cloned().chain(walked_system(policy, seen));
+        let (dirs, others) = entries.partition(|p| seen.is_dir(p));
         ReadOnlyTrees { dirs, others }
     }
 
     /// Whether `path` is a directory, without a `stat` when it is one of these entries (the
-    /// `System` paths of the view are mostly).
-    pub fn is_dir(&self, path: &Path) -> bool {
+    /// `System` paths of the view are mostly); `seen` answers the others.
+    pub fn is_dir(&self, path: &Path, seen: &Seen) -> bool {
         let same = |p: &PathBuf| p.as_os_str().as_bytes() == path.as_os_str().as_bytes();
         if self.dirs.iter().any(same) {
             return true;
         }
-        !self.others.iter().any(same) && path.is_dir()
+        !self.others.iter().any(same) && seen.is_dir(path)
     }
 }
 
@@ -1650,10 +1656,10 @@ mod tests {
             dirs: vec![PathBuf::from("/no-such-dir-of-hullward")],
             others: vec![PathBuf::from("/proc")],
         };
-        assert!(trees.is_dir(Path::new("/no-such-dir-of-hullward")));
-        assert!(!trees.is_dir(Path::new("/proc")));
-        assert!(trees.is_dir(Path::new("/proc/self")));
-        assert!(!trees.is_dir(Path::new("/no-such-file-of-hullward")));
+        assert!(trees.is_dir(Path::new("/no-such-dir-of-hullward"), &Seen::default()));
+        assert!(!trees.is_dir(Path::new("/proc"), &Seen::default()));
+        assert!(trees.is_dir(Path::new("/proc/self"), &Seen::default()));
+        assert!(!trees.is_dir(Path::new("/no-such-file-of-hullward"), &Seen::default()));
     }
 
     fn builtin(pats: &[&str]) -> GlobRules {

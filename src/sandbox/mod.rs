@@ -35,6 +35,7 @@ pub mod plan;
 pub mod protect;
 pub mod reads;
 pub mod seccomp;
+pub mod seen;
 pub mod spawn;
 pub mod sys;
 pub mod view;

@@ -33,6 +33,7 @@ use super::masks::{self, Mask, MaskKind, ReadOnlyTrees, Snapshot};
 use super::protect;
 use super::reads::{self, ReadGrants};
 use super::seccomp::SocketPolicy;
+use super::seen::{Identity, Seen};
 use super::sys;
 use super::view::{self, Source, ViewSpec, DEVICES, PRIVATE_TMPFS};
 use crate::policy::{NetMode, Policy};
@@ -119,6 +120,8 @@ pub struct SandboxPlan {
     /// Where the protected paths the call creates or changes anyway are moved after it
     /// (`$HULLWARD_HOME/quarantine`).
     pub quarantine_dir: PathBuf,
+    /// The identity of each host path the plan asked about, as it was then (`sandbox::seen`).
+    pub seen: std::collections::HashMap<PathBuf, Identity>,
 }
 
 /// Why no plan could be made.
@@ -569,7 +572,8 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let scanned: Vec<PathBuf> =
         if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
     let mut snapshot = masks::scan_policy(policy, &scanned)?;
-    let read_only_trees = if yolo { ReadOnlyTrees::default() } else { ReadOnlyTrees::of(policy) };
+    let seen = Seen::default();
+    let read_only_trees = if yolo { ReadOnlyTrees::default() } else { ReadOnlyTrees::as_seen(policy, &seen) };
     if !yolo {
         add_read_only_masks(policy, &read_only_trees, &mut snapshot)?;
         let trees = [scanned.clone(), read_only_trees.dirs.clone()].concat();
@@ -599,8 +603,8 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
 
     let host_files = etc::host_files(net == NetPlan::Host);
     let view_files = [identity_files(), etc::generated(net == NetPlan::Host)].concat();
-    let source = |p: &PathBuf| Source { path: p.clone(), is_dir: read_only_trees.is_dir(p) };
-    let devices: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()).collect();
+    let source = |p: &PathBuf| Source { path: p.clone(), is_dir: read_only_trees.is_dir(p, &seen) };
+    let devices: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).filter(|p| seen.exists(p)).collect();
     let view = mount_ns.then(|| ViewSpec {
         system: policy.sandbox.system.iter().chain(&host_files.paths).map(source).collect(),
         links: [policy.sandbox.system_links.clone(), host_files.links.clone()].concat(),
@@ -745,6 +749,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         yolo,
         kernel: kernel.clone(),
         quarantine_dir: policy.session.state_dir.join("quarantine"),
+        seen: seen.identities(),
     })
 }
 

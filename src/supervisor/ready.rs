@@ -15,7 +15,10 @@
 //!   Landlock rules and seccomp program);
 //! - every host path the prepared sandbox holds by inode ([`SandboxPlan::held_paths`]: the view's
 //!   sources, the Landlock rules' paths) is still the very inode it was — device, number *and*
-//!   birth time, since a file system hands a freed inode number to the next file it creates;
+//!   birth time, since a file system hands a freed inode number to the next file it creates —
+//!   as the call's plan found it (`SandboxPlan::seen`: the `statx` that told the plan whether a
+//!   path is a directory or is there also gave its inode; a call built on the spot would build
+//!   from what that plan saw too), or as it is now for a path the plan did not ask about;
 //! - the prepared sandbox's mount table has not changed since it was ready (its
 //!   `/proc/PID/mountinfo`, opened then, is not flagged by the kernel). A mask, pin or read-only
 //!   bind sits on a host dentry: when that entry is unlinked or renamed over on the host, the
@@ -30,6 +33,7 @@
 //! is the thread's own (its parent-death signal is tied to it), so the thread lives as long as the
 //! process.
 
+use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -38,6 +42,7 @@ use std::time::Duration;
 
 use crate::sandbox::cgroup::{CallCgroup, CgroupSupport};
 use crate::sandbox::plan::{NetPlan, SandboxPlan};
+use crate::sandbox::seen::Identity;
 use crate::sandbox::spawn::{self, HeldNamespaces, Prepared, Stdio};
 use crate::sandbox::sys;
 
@@ -51,7 +56,7 @@ pub struct Slot {
     /// The plan it was prepared for (its walk's snapshot dropped: only the sandbox is compared).
     plan: SandboxPlan,
     /// Each held path's identity just before the sandbox was made.
-    held: Vec<(PathBuf, Held)>,
+    held: Vec<(PathBuf, Identity)>,
     /// The child's `/proc/PID/mountinfo`, opened once it was ready: the kernel flags it when
     /// any mount of that namespace goes, comes or moves.
     mounts: std::fs::File,
@@ -124,7 +129,7 @@ impl Ready {
             self.shared.changed.wait_timeout_while(shelf, WAIT_FOR_PREPARED, |s| s.making).ok()?;
         let slot = shelf.slot.take()?;
         drop(shelf);
-        if slot.plan.same_sandbox(plan) && still_held(&slot.held) && slot.mounts_unchanged() {
+        if slot.plan.same_sandbox(plan) && still_held(&slot.held, &plan.seen) && slot.mounts_unchanged() {
             return Some(slot);
         }
         tracing::debug!("the prepared sandbox is not this call's; it builds its own");
@@ -212,8 +217,8 @@ fn prepare(cgroups: &CgroupSupport, mut plan: SandboxPlan) -> Result<Option<Slot
     let mut paths: Vec<&Path> = plan.held_paths().collect();
     paths.sort_unstable();
     paths.dedup();
-    let held: Vec<_> = paths.into_iter().map(|p| (p.to_path_buf(), Held::now(p))).collect();
-    if held.iter().any(|(_, h)| *h == Held::Unknown) {
+    let held: Vec<_> = paths.into_iter().map(|p| (p.to_path_buf(), Identity::now(p))).collect();
+    if held.iter().any(|(_, h)| *h == Identity::Unknown) {
         return Ok(None);
     }
     let cgroup =
@@ -245,33 +250,9 @@ impl Slot {
     }
 }
 
-/// What a host path is, as far as a sandbox built from it is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Held {
-    Missing,
-    /// Device, inode number, birth time (seconds, nanoseconds).
-    Inode(u64, u64, i64, u32),
-    /// Neither missing nor known to the inode (an error, or no birth time on this file system):
-    /// a sandbox holding it is never made ahead.
-    Unknown,
-}
-
-impl Held {
-    fn now(path: &Path) -> Held {
-        use rustix::fs::{statx, AtFlags, StatxFlags, CWD};
-        match statx(CWD, path, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::INO | StatxFlags::BTIME) {
-            Ok(st) if StatxFlags::from_bits_truncate(st.stx_mask).contains(StatxFlags::BTIME) => {
-                let dev = rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor);
-                Held::Inode(dev, st.stx_ino, st.stx_btime.tv_sec, st.stx_btime.tv_nsec)
-            }
-            Err(rustix::io::Errno::NOENT) => Held::Missing,
-            _ => Held::Unknown,
-        }
-    }
-}
-
 /// Every held path is still the inode it was: a source of the view replaced or renamed away, or
 /// the path of a Landlock rule (held by descriptor), changes no mount of the prepared view.
-fn still_held(held: &[(PathBuf, Held)]) -> bool {
-    held.iter().all(|(path, then)| Held::now(path) == *then)
+/// `seen` is what the call's plan found a moment before (one `statx` per path answers both).
+fn still_held(held: &[(PathBuf, Identity)], seen: &HashMap<PathBuf, Identity>) -> bool {
+    held.iter().all(|(path, then)| seen.get(path).copied().unwrap_or_else(|| Identity::now(path)) == *then)
 }
