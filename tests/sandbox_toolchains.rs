@@ -363,7 +363,8 @@ fn cargo_builds_offline_and_cannot_touch_its_toolchain() {
     for (k, v) in &env {
         cmd.env(k, v);
     }
-    let out = support::output(&mut cmd);
+    // As long as the call's own timeout: a cold `cargo build` beside the binary's other tests.
+    let out = support::output_within(&mut cmd, Duration::from_secs(5 * 60));
     assert!(out.has_line("HW-TINY-RAN"), "{out}");
     assert!(!out.stdout.contains("PLANTED"), "{out}");
     for p in &planted {

@@ -94,9 +94,16 @@ impl std::fmt::Display for Out {
 /// Runs `cmd` to completion (stdin from /dev/null unless the caller set it), killing it and
 /// failing the test if it outlives the watchdog.
 pub fn output(cmd: &mut Command) -> Out {
+    output_within(cmd, WATCHDOG)
+}
+
+/// Like [`output`] with a watchdog of `limit`: a whole build (a compiler run in the sandbox while
+/// the other tests of the binary run beside it) can take longer than [`WATCHDOG`] on a loaded
+/// 2-core machine.
+pub fn output_within(cmd: &mut Command, limit: Duration) -> Out {
     let start = Instant::now();
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
-    finish(&mut child, start)
+    finish_within(&mut child, start, limit, || {})
 }
 
 /// Collects a spawned child's output (its stdout/stderr must be piped).
@@ -105,7 +112,11 @@ pub fn finish(child: &mut Child, start: Instant) -> Out {
 }
 
 /// Like [`finish`], calling `tick` every few milliseconds while the child runs.
-pub fn finish_watching(child: &mut Child, start: Instant, mut tick: impl FnMut()) -> Out {
+pub fn finish_watching(child: &mut Child, start: Instant, tick: impl FnMut()) -> Out {
+    finish_within(child, start, WATCHDOG, tick)
+}
+
+fn finish_within(child: &mut Child, start: Instant, limit: Duration, mut tick: impl FnMut()) -> Out {
     let mut so = child.stdout.take().expect("piped stdout");
     let mut se = child.stderr.take().expect("piped stderr");
     let t_out = std::thread::spawn(move || {
@@ -122,10 +133,10 @@ pub fn finish_watching(child: &mut Child, start: Instant, mut tick: impl FnMut()
         if let Some(s) = child.try_wait().expect("wait") {
             break s;
         }
-        if start.elapsed() > WATCHDOG {
+        if start.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("watchdog: the process did not finish within {WATCHDOG:?}");
+            panic!("watchdog: the process did not finish within {limit:?}");
         }
         tick();
         std::thread::sleep(Duration::from_millis(5));
