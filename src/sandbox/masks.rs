@@ -326,10 +326,10 @@ fn walked_system(policy: &Policy, seen: &Seen) -> Vec<PathBuf> {
         .map(PathBuf::from)
         .filter(|w| system.iter().any(|s| package_managed(s) && w.starts_with(s)) && seen.is_dir(w));
     let mut walked: Vec<PathBuf> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut taken = std::collections::HashSet::new();
     // In the policy's order: `check path` takes a pattern relative to the first that holds a path.
     for s in system.iter().filter(|s| !package_managed(s)).cloned().chain(inside) {
-        if !trees.iter().any(|t| s.starts_with(t) || t.starts_with(&s)) && seen.insert(s.clone()) {
+        if !trees.iter().any(|t| s.starts_with(t) || t.starts_with(&s)) && taken.insert(s.clone()) {
             walked.push(s);
         }
     }

@@ -22,7 +22,8 @@ pub enum Identity {
     Missing,
     /// Device, inode number, birth time (seconds, nanoseconds).
     Inode(u64, u64, i64, u32),
-    /// Neither missing nor known to the inode (an error, or no birth time on this file system).
+    /// Neither missing nor known to the inode (an error, or no birth time on this file system):
+    /// a sandbox holding such a path is never made ahead.
     Unknown,
 }
 
