@@ -214,6 +214,83 @@ fn what_changes_between_served_calls_is_protected_in_the_next() {
     drop(mounted);
 }
 
+/// During a served call: the tracker vouches for every directory nobody touched, and the
+/// post-call check visits only the way down to what changed — yet it moves out every protected
+/// path the program or the test made, in directories the call never saw change before (`a`),
+/// in new ones (`a/g/h/i`), under a renamed-in subtree, on a second filesystem and after a change
+/// of the mount table, and each is reported as a `protected-change` event of its call; every
+/// ordinary file written beside them stays.
+#[test]
+fn what_changes_during_a_served_call_is_found_by_the_post_call_check() {
+    let _serial = one_at_a_time();
+    let mounted = std::cell::RefCell::new(None::<Tmpfs>);
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    let server = Server::start_prepared(&["--unattended-policy", "allow"], |root| {
+        prepare(root);
+        write(&root.join("sync/keep.txt"), "k\n");
+        for i in 0..200 {
+            write(&root.join(format!("quiet/{}/{i}/f.txt", i % 10)), "q\n");
+        }
+        *mounted.borrow_mut() = Some(Tmpfs::mount(&root.join("mnt")));
+        write(&root.join("mnt/keep.txt"), "k\n");
+    });
+    let root = server.root.clone();
+    let mut c = server.session(false);
+    for id in 0..3 {
+        settle();
+        let (_, exit) = c.call(json!({"id": id, "method": "run", "argv": ["true"]}));
+        assert_eq!(exit["code"], 0, "{exit}");
+    }
+    let script = "echo N=hw-in-call > a/.env.test; echo ok > a/in-call-ok.txt; \
+                  mkdir -p a/g/h/i && echo R=hw-in-call > a/g/h/i/.env && echo ok > a/g/h/i/ok.txt; \
+                  touch sync/go; until [ -e sync/done ]; do sleep 0.01; done";
+    let late = std::cell::RefCell::new(None);
+    let cases = cases(&late);
+    let (late_case, tracked) = cases.split_last().unwrap();
+    let mut reported = Vec::new();
+    for (n, batch) in [tracked, std::slice::from_ref(late_case)].into_iter().enumerate() {
+        settle();
+        let id = json!(format!("during-{n}"));
+        c.send(json!({"id": id, "method": "run", "argv": ["sh", "-c", script]}));
+        let start = std::time::Instant::now();
+        while !root.join("sync/go").exists() {
+            assert!(start.elapsed() < serve_support::WAIT, "the call never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for (_, _, _, change) in batch {
+            change(&root, &outside);
+        }
+        std::fs::write(root.join("sync/done"), "").unwrap();
+        let events = c.call_events(&id);
+        let exit = events.last().unwrap();
+        assert_eq!(exit["code"], 0, "the call failed: {events:?}");
+        reported.extend(
+            events
+                .iter()
+                .filter(|e| e["event"] == "protected-change")
+                .filter_map(|e| e["path"].as_str().map(String::from)),
+        );
+        for marker in ["sync/go", "sync/done"] {
+            std::fs::remove_file(root.join(marker)).unwrap();
+        }
+    }
+    let planted = cases.iter().map(|c| c.1).chain(["a/.env.test", "a/g/h/i/.env"]);
+    for denied in planted {
+        assert!(!root.join(denied).exists(), "{denied} was left in place");
+        assert!(reported.iter().any(|r| r == denied), "{denied} was not reported: {reported:?}");
+    }
+    let neighbours =
+        cases.iter().map(|c| c.2).chain(["a/in-call-ok.txt", "a/g/h/i/ok.txt", "quiet/3/13/f.txt"]);
+    for ok in neighbours {
+        assert!(std::fs::read(root.join(ok)).is_ok_and(|t| !t.is_empty()), "{ok} is gone");
+    }
+    drop(c);
+    drop(cases);
+    drop(late);
+    drop(mounted);
+}
+
 /// During a CLI call: the program and, from outside, the test change the tree in every way; the
 /// post-call check (which reads only what the tracker reports changed) moves every protected
 /// path out and leaves every ordinary file the call or the test wrote in place.

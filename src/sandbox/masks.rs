@@ -565,6 +565,10 @@ struct Walk<'a> {
     /// [`dir_key`]); `None` when it cannot tell. Any other directory is replayed unread and
     /// un-stat'ed, unless it lies under one of these.
     tracked: Option<&'a HashSet<Vec<u8>>>,
+    /// The walk after a call, with the tracker: every directory above one of [`Walk::tracked`]
+    /// (by [`dir_key`]). Below a directory the previous walk validated that is neither changed
+    /// nor one of these, nothing changed: the walk after a call does not even visit it.
+    toward_changes: HashSet<&'a [u8]>,
     /// Directory ctimes from before this are trusted (see [`CTIME_TICK`]).
     trusted_before: i128,
     /// Whether each device's filesystem keeps trustworthy ctimes.
@@ -676,12 +680,28 @@ fn walk(
 ) -> Result<Walked, WalkError> {
     let started = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     let trusted_before = i128::try_from(started.saturating_sub(CTIME_TICK).as_nanos()).unwrap_or(0);
+    let toward_changes = match (previous, tracked) {
+        (Some(_), Some(changed)) => changed.iter().flat_map(|d| ancestors(d)).collect(),
+        _ => HashSet::new(),
+    };
     let mut children: HashMap<&[u8], Vec<&Path>> = HashMap::new();
     let mut previous_dirs = HashMap::new();
-    for (dir, ctime) in previous.iter().flat_map(|p| &p.dirs) {
-        previous_dirs.insert(dir_key(dir), *ctime);
-        if let Some(parent) = dir.parent() {
-            children.entry(dir_key(parent)).or_default().push(dir.as_path());
+    if let Some(previous) = previous {
+        // With the tracker vouching for every directory of the roots, the walk after a call
+        // looks at the roots alone: the maps of the previous walk's directories are not needed.
+        let quiet = tracked.is_some_and(|changed| {
+            !changed.iter().any(|d| spec.roots.iter().any(|r| key_within(d, dir_key(r))))
+        });
+        let dirs: Box<dyn Iterator<Item = (&PathBuf, &i128)>> = if quiet {
+            Box::new(spec.roots.iter().filter_map(|r| previous.dirs.get_key_value(r.as_path())))
+        } else {
+            Box::new(previous.dirs.iter())
+        };
+        for (dir, ctime) in dirs {
+            previous_dirs.insert(dir_key(dir), *ctime);
+            if let Some(parent) = dir.parent() {
+                children.entry(dir_key(parent)).or_default().push(dir.as_path());
+            }
         }
     }
     let walk = Walk {
@@ -698,6 +718,7 @@ fn walk(
             .collect(),
         index,
         tracked,
+        toward_changes,
         trusted_before,
         devices: Mutex::new(HashMap::new()),
         relisted: AtomicBool::new(false),
@@ -795,6 +816,20 @@ pub fn dir_key(dir: &Path) -> &[u8] {
     let bytes = dir.as_os_str().as_bytes();
     let end = bytes.iter().rposition(|b| *b != b'/').map_or(bytes.len().min(1), |i| i + 1);
     &bytes[..end]
+}
+
+/// Whether the directory `key` is `outer` or lies below it (both [`dir_key`]s).
+fn key_within(key: &[u8], outer: &[u8]) -> bool {
+    key.starts_with(outer) && (key.len() == outer.len() || outer == b"/" || key[outer.len()] == b'/')
+}
+
+/// Every directory above the directory `key` (a [`dir_key`]), as keys: `/a/b/c` → `/a/b`, `/a`, `/`.
+fn ancestors(key: &[u8]) -> impl Iterator<Item = &[u8]> {
+    key.iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'/')
+        .map(move |(i, _)| &key[..i.max(1)])
+        .filter(move |a| *a != key)
 }
 
 fn identity_of(path: &Path) -> Option<(u64, u64)> {
@@ -1102,7 +1137,16 @@ impl Walk<'_> {
             return None;
         }
         if self.previous.is_some() {
-            return self.previous_dirs.contains_key(dir_key(dir)).then(|| Ok(self.known_children(at, dir)));
+            let key = dir_key(dir);
+            // Neither changed nor above a change: nothing below it changed either.
+            let below = |key| {
+                if self.toward_changes.contains(key) {
+                    self.known_children(at, dir)
+                } else {
+                    Vec::new()
+                }
+            };
+            return self.previous_dirs.contains_key(key).then(|| Ok(below(key)));
         }
         let listing = self.index?.get(dir)?;
         self.found().dirs.push((dir.to_path_buf(), listing.ctime));
@@ -2100,6 +2144,20 @@ mod tests {
                 indexed.masks
             );
             std::fs::remove_file(root.join("a/b/.env")).unwrap();
+        }
+    }
+
+    #[test]
+    fn ancestors_and_key_within_agree_with_paths() {
+        let keys: Vec<&[u8]> = ancestors(b"/a/bc/d").collect();
+        assert_eq!(keys, [&b"/"[..], b"/a", b"/a/bc"]);
+        assert_eq!(ancestors(b"/").count(), 0);
+        assert_eq!(ancestors(b"/a").collect::<Vec<_>>(), [&b"/"[..]]);
+        for (key, outer) in
+            [("/a/b", "/a"), ("/a", "/a"), ("/ab", "/a"), ("/a", "/"), ("/", "/"), ("/a", "/a/b")]
+        {
+            let by_path = Path::new(key).starts_with(outer);
+            assert_eq!(key_within(key.as_bytes(), outer.as_bytes()), by_path, "{key} within {outer}");
         }
     }
 
