@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::masks::{Entry, Listed, MaskKind};
+use super::masks::{Entry, Listed, MaskKind, Replay};
 
 /// Format of the file; a file of another version is ignored.
 const MAGIC: &[u8; 8] = b"HWIDX\x00\x00\x01";
@@ -103,9 +103,26 @@ impl Index {
 /// Whether this process keeps its indexes in memory (see [`keep_in_memory`]).
 static IN_MEMORY: AtomicBool = AtomicBool::new(false);
 
-/// The indexes this process loaded or wrote, by file: the fingerprint they are for, the index,
-/// and the change tracker's generation the walk that validated it started at.
-type Memory = Mutex<HashMap<PathBuf, (Vec<u8>, Arc<Index>, Option<u64>)>>;
+/// The indexes this process loaded or wrote, by file.
+type Memory = Mutex<HashMap<PathBuf, Kept>>;
+
+/// One index kept in memory.
+#[derive(Clone)]
+struct Kept {
+    /// The walk it is for.
+    fingerprint: Vec<u8>,
+    index: Arc<Index>,
+    /// The recorded state, as the walk that validated it last left it.
+    tracked: Tracked,
+}
+
+/// An index as a walk validated it: the change tracker's generation that walk started at, and
+/// what it met (to be met again without a visit while the tracker says nothing changed).
+#[derive(Clone, Default)]
+pub struct Tracked {
+    pub generation: Option<u64>,
+    pub replay: Option<Arc<Replay>>,
+}
 
 fn memory() -> &'static Memory {
     static MEMORY: OnceLock<Memory> = OnceLock::new();
@@ -143,40 +160,41 @@ impl Store {
         self.load_tracked().map(|(index, _)| index)
     }
 
-    /// Like [`Store::load`], with the change tracker's generation the index was validated at
-    /// (only ever for one kept in memory: a file says nothing of this process's tracker).
-    pub fn load_tracked(&self) -> Option<(Arc<Index>, Option<u64>)> {
+    /// Like [`Store::load`], with what the walk that validated it left (only ever for one kept
+    /// in memory: a file says nothing of this process's tracker).
+    pub fn load_tracked(&self) -> Option<(Arc<Index>, Tracked)> {
         if !self.in_memory {
-            return self.load_file().map(|i| (Arc::new(i), None));
+            return self.load_file().map(|i| (Arc::new(i), Tracked::default()));
         }
         let kept = memory().lock().ok()?.get(&self.file).cloned();
-        if let Some((_, index, generation)) = kept.filter(|(f, _, _)| *f == self.fingerprint) {
-            return Some((index, generation));
+        if let Some(kept) = kept.filter(|k| k.fingerprint == self.fingerprint) {
+            return Some((kept.index, kept.tracked));
         }
         let index = Arc::new(self.load_file()?);
-        self.remember(&index, None);
-        Some((index, None))
+        self.remember(&index, Tracked::default());
+        Some((index, Tracked::default()))
     }
 
-    fn remember(&self, index: &Arc<Index>, generation: Option<u64>) {
+    fn remember(&self, index: &Arc<Index>, tracked: Tracked) {
         if let Ok(mut kept) = memory().lock() {
             if kept.len() >= MAX_FILES && !kept.contains_key(&self.file) {
                 kept.clear();
             }
-            kept.insert(self.file.clone(), (self.fingerprint.clone(), index.clone(), generation));
+            let entry = Kept { fingerprint: self.fingerprint.clone(), index: index.clone(), tracked };
+            kept.insert(self.file.clone(), entry);
         }
     }
 
-    /// A walk tagged `generation` replayed every listing of `index` (the one [`Store::load_tracked`]
-    /// gave) and changed nothing: the index kept in memory is vouched for at that generation —
-    /// unless another has been kept since.
-    pub fn vouch(&self, index: &Arc<Index>, generation: Option<u64>) {
+    /// A walk replayed every listing of `index` (the one [`Store::load_tracked`] gave) and
+    /// changed nothing: the index kept in memory is vouched for as that walk left it — unless
+    /// another has been kept since.
+    pub fn vouch(&self, index: &Arc<Index>, tracked: Tracked) {
         if !self.in_memory {
             return;
         }
         if let Ok(mut kept) = memory().lock() {
-            if let Some(entry) = kept.get_mut(&self.file).filter(|e| Arc::ptr_eq(&e.1, index)) {
-                entry.2 = generation;
+            if let Some(entry) = kept.get_mut(&self.file).filter(|e| Arc::ptr_eq(&e.index, index)) {
+                entry.tracked = tracked;
             }
         }
     }
@@ -198,16 +216,16 @@ impl Store {
     /// oldest files beyond [`MAX_FILES`] removed) — in memory at once and the file on a thread
     /// of its own when this process keeps its indexes in memory.
     pub fn save(self, index: Index) -> io::Result<()> {
-        self.save_tracked(index, None)
+        self.save_tracked(index, Tracked::default())
     }
 
-    /// Like [`Store::save`], the index validated by a walk tagged `generation` (kept in memory).
-    pub fn save_tracked(self, index: Index, generation: Option<u64>) -> io::Result<()> {
+    /// Like [`Store::save`], the index as the walk that validated it left it (kept in memory).
+    pub fn save_tracked(self, index: Index, tracked: Tracked) -> io::Result<()> {
         if !self.in_memory {
             return self.write(&index);
         }
         let index = Arc::new(index);
-        self.remember(&index, generation);
+        self.remember(&index, tracked);
         let spawned = std::thread::Builder::new().name("hullward-index".into()).spawn(move || {
             if let Err(e) = self.write(&index) {
                 tracing::debug!("walk index not saved: {e}");

@@ -41,11 +41,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::changes;
-use super::index::{Index, Listing, Store};
+use super::index::{self, Index, Listing, Store};
 use super::seen::Seen;
 use crate::policy::{GlobRules, Origin, Policy};
 
@@ -203,7 +203,8 @@ pub struct Snapshot {
     /// Every directory walked, with its change time (ctime): a directory whose listing did not
     /// change keeps it, so the walk after the call reads only the ones that changed. Looked up,
     /// never listed in order (a sorted map of 20k paths costs more than the stats it saves).
-    pub dirs: HashMap<PathBuf, i128>,
+    /// Shared with the [`Replay`] that re-made this walk without visiting them.
+    pub dirs: Arc<HashMap<PathBuf, i128>>,
     pub entries_seen: usize,
     /// Subtrees masked whole because a bound was reached (also in `masks` or `read_only`).
     pub bounded: Vec<Bounded>,
@@ -377,16 +378,20 @@ pub fn scan_policy(policy: &Policy, roots: &[PathBuf]) -> Result<Snapshot, WalkE
     let store = Store::open(&policy.session.state_dir, fingerprint(&spec));
     let recorded = store.load_tracked();
     let recorded_dirs = recorded.as_ref().map_or(0, |r| r.0.len());
-    let tracked = changes::begin_walk(roots, recorded.as_ref().and_then(|r| r.1), recorded_dirs);
-    let (mut snapshot, index) = scan_tracked(&spec, recorded.as_ref().map(|r| &*r.0), tracked.dirs())?;
+    let since = recorded.as_ref().and_then(|r| r.1.generation);
+    let tracked = changes::begin_walk(roots, since, recorded_dirs);
+    let replay = recorded.as_ref().and_then(|r| r.1.replay.as_ref());
+    let scanned = scan_tracked(&spec, recorded.as_ref().map(|r| &*r.0), tracked.dirs(), replay)?;
+    let mut snapshot = scanned.snapshot;
     snapshot.tracked = tracked.generation;
-    match (index, recorded) {
+    let left = index::Tracked { generation: tracked.generation, replay: scanned.replay };
+    match (scanned.index, recorded) {
         (Some(index), _) => {
-            if let Err(e) = store.save_tracked(index, tracked.generation) {
+            if let Err(e) = store.save_tracked(index, left) {
                 tracing::debug!("walk index not saved: {e}");
             }
         }
-        (None, Some((same, _))) => store.vouch(&same, tracked.generation),
+        (None, Some((same, _))) => store.vouch(&same, left),
         (None, None) => {}
     }
     Ok(snapshot)
@@ -494,6 +499,8 @@ struct Found {
     listings: Vec<(PathBuf, Listing)>,
     /// The directories it replayed from the index instead (the rest of the next index).
     replayed: Vec<PathBuf>,
+    /// Every entry that [`matters`], with the directory it was met in (the next [`Replay`]).
+    met: Vec<(Pending, Listed)>,
     error: Option<WalkError>,
 }
 
@@ -575,6 +582,11 @@ struct Walk<'a> {
     devices: Mutex<HashMap<u64, bool>>,
     /// Some directory was read and listed anew: the index changed.
     relisted: AtomicBool,
+    /// Some directory was neither replayed from the index nor listed into it (its ctime is not
+    /// trusted), or the walk was bounded: the next walk cannot be a [`Replay`] of this one.
+    unreplayable: AtomicBool,
+    /// The entries met are kept for the next [`Replay`] (a walk before a call, not one itself).
+    recording: bool,
     queue: Mutex<Queue>,
     ready: Condvar,
     found: Mutex<Found>,
@@ -601,7 +613,7 @@ enum Stop {
 /// Walks the roots and returns every protected entry. Small trees are walked on the calling
 /// thread alone; once enough directories are pending, helper threads join (one work queue).
 pub fn scan(spec: &ScanSpec<'_>) -> Result<Snapshot, WalkError> {
-    Ok(walk(spec, None, None, None)?.0)
+    Ok(walk(spec, None, None, None, None)?.0)
 }
 
 /// Like [`scan`], replaying from `index` every directory whose listing did not change since it
@@ -610,18 +622,26 @@ pub fn scan_indexed(
     spec: &ScanSpec<'_>,
     index: Option<&Index>,
 ) -> Result<(Snapshot, Option<Index>), WalkError> {
-    scan_tracked(spec, index, None)
+    let scanned = scan_tracked(spec, index, None, None)?;
+    Ok((scanned.snapshot, scanned.index))
 }
 
 /// Like [`scan_indexed`], and with `tracked` (the directories the change tracker says may have
 /// changed since `index` was validated) every other directory of `index` is replayed without
-/// even its `stat`.
+/// even its `stat` — or, when none under the roots changed, `replay` (made by the walk that
+/// validated `index`) is applied without visiting one (see [`Replay`]).
 pub fn scan_tracked(
     spec: &ScanSpec<'_>,
     index: Option<&Index>,
     tracked: Option<&HashSet<Vec<u8>>>,
-) -> Result<(Snapshot, Option<Index>), WalkError> {
-    let (snapshot, listed) = walk(spec, None, index, tracked)?;
+    replay: Option<&Arc<Replay>>,
+) -> Result<Scanned, WalkError> {
+    let replay = replay.filter(|_| index.is_some() && tracked.is_some_and(|t| quiet_under(t, spec.roots)));
+    if let Some(replay) = replay {
+        let (snapshot, _) = walk(spec, None, index, tracked, Some(replay))?;
+        return Ok(Scanned { snapshot, index: None, replay: Some(replay.clone()) });
+    }
+    let (snapshot, listed) = walk(spec, None, index, tracked, None)?;
     let fresh = listed.relisted || index.map_or(0, Index::len) != listed.read.len() + listed.replayed.len();
     let next = fresh.then(|| {
         let mut dirs: HashMap<PathBuf, Listing> = listed.read.into_iter().collect();
@@ -633,7 +653,7 @@ pub fn scan_tracked(
         }
         Index::new(dirs)
     });
-    Ok((snapshot, next))
+    Ok(Scanned { snapshot, index: next, replay: listed.replay })
 }
 
 /// The walk after a call: like [`scan`], but a directory whose change time (ctime) is the one
@@ -656,7 +676,7 @@ pub fn rescan_tracked(
     previous: &Snapshot,
     tracked: Option<&HashSet<Vec<u8>>>,
 ) -> Result<Snapshot, WalkError> {
-    Ok(walk(spec, Some(previous), None, tracked)?.0)
+    Ok(walk(spec, Some(previous), None, tracked, None)?.0)
 }
 
 /// What a walk listed in the directories it trusts.
@@ -667,6 +687,45 @@ struct Listings {
     replayed: Vec<PathBuf>,
     /// Some directory was read and listed anew: the index changed.
     relisted: bool,
+    /// What the next walk may replay, when every directory of this one was replayed or listed.
+    replay: Option<Arc<Replay>>,
+}
+
+/// What a walk met by name in the directories it trusts, kept to be met again without a visit.
+///
+/// When the change tracker says that no directory under the roots changed since the walk that
+/// made it — every directory of that walk was replayed from the index or read into it, none
+/// bounded — the next walk of the same roots and rules would replay every directory of the index
+/// and apply exactly these entries again. So it applies them, without visiting a directory: every
+/// decision that depends on more than a name (a stamp, a link's target, a repository's config)
+/// is still taken anew, and the directories a deny rule covers (which no index holds) are still
+/// read. What the tracker cannot vouch for walks as before.
+#[derive(Debug)]
+pub struct Replay {
+    /// Every entry that does more than lead to a subdirectory, with the directory it was met in.
+    met: Vec<(Pending, Listed)>,
+    /// The walk's directories and their ctimes (the walk after the call compares against them).
+    dirs: Arc<HashMap<PathBuf, i128>>,
+    /// Entries the walk counted in the directories it replayed or listed.
+    entries: usize,
+}
+
+/// Whether applying `listed` does anything but queue its subdirectory.
+fn matters(listed: &Listed) -> bool {
+    listed.git_dir || listed.read_match || listed.entry != Entry::Descend
+}
+
+/// Whether none of the directories `changed` lies in (or is) one of `roots`.
+fn quiet_under(changed: &HashSet<Vec<u8>>, roots: &[PathBuf]) -> bool {
+    !changed.iter().any(|d| roots.iter().any(|r| key_within(d, dir_key(r))))
+}
+
+/// What [`scan_tracked`] found: the snapshot, the index when it changed, and what the next walk
+/// may replay instead of visiting the directories (see [`Replay`]).
+pub struct Scanned {
+    pub snapshot: Snapshot,
+    pub index: Option<Index>,
+    pub replay: Option<Arc<Replay>>,
 }
 
 /// The walk itself: the snapshot and what it listed.
@@ -677,6 +736,7 @@ fn walk(
     previous: Option<&Snapshot>,
     index: Option<&Index>,
     tracked: Option<&HashSet<Vec<u8>>>,
+    replay: Option<&Replay>,
 ) -> Result<Walked, WalkError> {
     let started = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     let trusted_before = i128::try_from(started.saturating_sub(CTIME_TICK).as_nanos()).unwrap_or(0);
@@ -722,17 +782,23 @@ fn walk(
         trusted_before,
         devices: Mutex::new(HashMap::new()),
         relisted: AtomicBool::new(false),
+        // Only a walk before a call is replayed; a walk after one records nothing to replay.
+        unreplayable: AtomicBool::new(previous.is_some()),
+        recording: previous.is_none() && replay.is_none(),
         queue: Mutex::new(Queue {
-            dirs: (0..spec.roots.len())
-                .map(|root| Pending {
-                    root,
-                    rel: PathBuf::new(),
-                    depth: 0,
-                    covered: false,
-                    read_covered: false,
-                    untracked: false,
-                })
-                .collect(),
+            dirs: match replay {
+                Some(_) => Vec::new(),
+                None => (0..spec.roots.len())
+                    .map(|root| Pending {
+                        root,
+                        rel: PathBuf::new(),
+                        depth: 0,
+                        covered: false,
+                        read_covered: false,
+                        untracked: false,
+                    })
+                    .collect(),
+            },
             active: 0,
             waiting: 0,
             stop: false,
@@ -741,6 +807,9 @@ fn walk(
         found: Mutex::new(Found::default()),
         entries: AtomicUsize::new(0),
     };
+    if let Some(replay) = replay {
+        walk.meet_again(replay);
+    }
     std::thread::scope(|scope| {
         let mut spawned = 0;
         // Asked only of a walk that grows: a small tree never pays for the quota files.
@@ -760,6 +829,7 @@ fn walk(
     walk.literal_through_symlinks();
     let entries_seen = walk.entries.load(Ordering::Relaxed);
     let relisted = walk.relisted.load(Ordering::Relaxed);
+    let replayable = !walk.unreplayable.load(Ordering::Relaxed);
     let found = walk.found;
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = found.error.take() {
@@ -793,7 +863,10 @@ fn walk(
         skipped_links: found.skipped_links,
         stamps,
         git_dirs,
-        dirs: found.dirs.into_iter().collect(),
+        dirs: match replay {
+            Some(replay) => replay.dirs.clone(),
+            None => Arc::new(found.dirs.into_iter().collect()),
+        },
         entries_seen,
         bounded: found.bounded,
         covered_files: found.covered_files,
@@ -804,7 +877,11 @@ fn walk(
         link_loops: found.link_loops,
         tracked: None,
     };
-    Ok((snapshot, Listings { read: found.listings, replayed: found.replayed, relisted }))
+    let replay = (replayable && replay.is_none()).then(|| {
+        let dirs = snapshot.dirs.clone();
+        Arc::new(Replay { met: found.met, dirs, entries: entries_seen })
+    });
+    Ok((snapshot, Listings { read: found.listings, replayed: found.replayed, relisted, replay }))
 }
 
 /// A walked directory's path as the key of a lookup: its bytes without trailing slashes. Every
@@ -994,6 +1071,7 @@ impl Walk<'_> {
     /// Masks a directory the walk does not expand, and says why. A root that cannot be read is
     /// the one thing that stops the call.
     fn bound(&self, dir: &Pending, reason: String) {
+        self.unreplayable.store(true, Ordering::Relaxed);
         let path = self.spec.roots[dir.root].join(&dir.rel);
         let mut f = self.found();
         if dir.covered {
@@ -1045,6 +1123,9 @@ impl Walk<'_> {
         let trusted =
             !at.covered && changed_at < self.trusted_before && self.trusted_device(&dir, meta.dev());
         let recorded = if trusted { changed_at } else { UNTRUSTED };
+        if !trusted && !at.covered {
+            self.unreplayable.store(true, Ordering::Relaxed);
+        }
         let unchanged = trusted && self.previous_dirs.get(dir_key(&dir)) == Some(&changed_at);
         // The walk after a call records no directories: nothing walks again from its snapshot.
         if !at.covered && self.previous.is_none() {
@@ -1241,8 +1322,26 @@ impl Walk<'_> {
         }
     }
 
+    /// Applies every entry of `replay` again, as [`Walk::replay`] would in each directory, and
+    /// queues the directories a deny rule covers (read, as always); nothing else is visited.
+    fn meet_again(&self, replay: &Replay) {
+        self.entries.store(replay.entries, Ordering::Relaxed);
+        let mut covered = Vec::new();
+        for (at, listed) in &replay.met {
+            let rel = at.rel.join(&listed.name);
+            let path = self.spec.roots[at.root].join(&rel);
+            let mut subdirs = Vec::new();
+            self.apply(at, &rel, &path, listed, &mut subdirs);
+            covered.extend(subdirs.into_iter().filter(|d| d.covered));
+        }
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).dirs = covered;
+    }
+
     /// Acts on one classified entry: masks, binds, stamps, pins, or queues it.
     fn apply(&self, at: &Pending, rel: &Path, path: &Path, listed: &Listed, subdirs: &mut Vec<Pending>) {
+        if self.recording && matters(listed) {
+            self.found().met.push((at.clone(), listed.clone()));
+        }
         let spec = self.spec;
         let base = &spec.roots[at.root];
         let read_match = listed.read_match && !at.read_covered;
@@ -2058,6 +2157,74 @@ mod tests {
         let other = rules(&["**/*.txt"]);
         let other_spec = ScanSpec { deny: &other, ..spec.clone() };
         assert_ne!(fingerprint(&spec), fingerprint(&other_spec));
+    }
+
+    /// A walk told that nothing changed applies what the last walk met instead of visiting a
+    /// directory — and decides exactly what a full walk decides, every stamp taken anew (an
+    /// in-place rewrite shows), the directories a deny rule covers read again (a file added
+    /// inside one shows, though no name outside it changed).
+    #[test]
+    fn a_replay_decides_what_a_full_walk_decides() {
+        let (_t, root) = tree();
+        std::fs::create_dir_all(root.join("repo/sub")).unwrap();
+        std::fs::write(root.join("docs.md"), "d").unwrap();
+        let deny = rules(&["**/.env", "**/.env.*", "secrets/**", "infra/prod/**"]);
+        let protect = builtin(&["**/.git/hooks", "**/.git/config"]);
+        let write = rules(&["**/*.txt"]);
+        let read = rules(&["docs/**", "**/*.md"]);
+        let roots = [root.clone()];
+        let spec = ScanSpec { write_lists: vec![&write], read: Some(&read), ..spec(&roots, &deny, &protect) };
+        let quiet = HashSet::new();
+        settle();
+        let first = scan_tracked(&spec, None, Some(&quiet), None).unwrap();
+        let (index, replay) = (first.index.unwrap(), first.replay.expect("a trusted walk can be replayed"));
+        let again = scan_tracked(&spec, Some(&index), Some(&quiet), Some(&replay)).unwrap();
+        assert!(again.index.is_none(), "a replay rewrote the index");
+        assert!(Arc::ptr_eq(again.replay.as_ref().unwrap(), &replay), "a replay made another");
+        assert!(
+            Arc::ptr_eq(&again.snapshot.dirs, &first.snapshot.dirs),
+            "a replay listed the directories again"
+        );
+        assert_eq!(decisions(&again.snapshot), decisions(&scan(&spec).unwrap()));
+
+        std::fs::write(root.join("a/b/.env.local"), "rewritten in place, longer").unwrap();
+        std::fs::write(root.join("secrets/deep/new"), "S=2").unwrap();
+        let again = scan_tracked(&spec, Some(&index), Some(&quiet), Some(&replay)).unwrap();
+        assert_eq!(decisions(&again.snapshot), decisions(&scan(&spec).unwrap()));
+        assert!(again.snapshot.covered_files.contains(&root.join("secrets/deep/new")));
+
+        // A change under the roots: the replay is not used, the directories are walked.
+        std::fs::write(root.join("a/.env"), "N=1").unwrap();
+        let changed: HashSet<Vec<u8>> = [dir_key(&root.join("a")).to_vec()].into();
+        let walked = scan_tracked(&spec, Some(&index), Some(&changed), Some(&replay)).unwrap();
+        assert!(walked.snapshot.stamps.contains_key(&root.join("a/.env")), "the replay hid a new .env");
+        // `a` changed within this clock tick: this walk cannot be replayed itself.
+        assert!(walked.replay.is_none());
+        // Nor without the tracker, nor without the index the replay goes with.
+        for (index, tracked) in [(Some(&index), None), (None, Some(&quiet))] {
+            let walked = scan_tracked(&spec, index, tracked, Some(&replay)).unwrap();
+            assert!(walked.snapshot.stamps.contains_key(&root.join("a/.env")), "the replay hid a new .env");
+        }
+    }
+
+    /// A walk that read a directory it cannot trust (changed within a clock tick) or stopped at
+    /// a bound leaves nothing to replay: the next walk visits the directories.
+    #[test]
+    fn an_untrusted_or_bounded_walk_leaves_no_replay() {
+        let (_t, root) = tree();
+        let deny = rules(&["**/.env", "**/.env.*", "secrets/**"]);
+        let protect = builtin(&[]);
+        let roots = [root.clone()];
+        let spec = spec(&roots, &deny, &protect);
+        let quiet = HashSet::new();
+        assert!(scan_tracked(&spec, None, Some(&quiet), None).unwrap().replay.is_none(), "fresh directories");
+        settle();
+        assert!(scan_tracked(&spec, None, Some(&quiet), None).unwrap().replay.is_some());
+        let bounded =
+            ScanSpec { limits: WalkLimits { max_entries: 3, ..WalkLimits::default() }, ..spec.clone() };
+        assert!(scan_tracked(&bounded, None, Some(&quiet), None).unwrap().replay.is_none(), "a bounded walk");
+        let shallow = ScanSpec { limits: WalkLimits { max_depth: 2, ..WalkLimits::default() }, ..spec };
+        assert!(scan_tracked(&shallow, None, Some(&quiet), None).unwrap().replay.is_none(), "a deep tree");
     }
 
     #[test]
