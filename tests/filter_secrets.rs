@@ -1,4 +1,5 @@
-//! Secret discovery on disk: what is read, what the scan bounds leave out, and the cache.
+//! Secret discovery on disk: what is read, what the scan bounds leave out, and what a long-lived
+//! process keeps of it.
 
 mod filter_support;
 
@@ -7,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use filter_support::{env_with, policy, scratch, write};
 use hullward::filter::secrets::{ReadBudget, SCAN_MAX_FILE_BYTES};
-use hullward::filter::{FileSecrets, OutputFilter, SecretCache, SecretSet};
+use hullward::filter::{FileSecrets, OutputFilter, SecretSet};
 
 /// A PEM private key whose body lines are deterministic but look like base64.
 fn fake_key(kind: &str, lines: usize) -> String {
@@ -157,40 +158,46 @@ fn home_credential_files_unless_turned_off() {
     assert!(set.contains(b"dotenv-value-5"), ".env stays protected either way");
 }
 
+/// A long-lived process keeps the values of a protected file while one `stat` says it holds
+/// the same content. A file read just after it was written is not kept (a write within the same
+/// clock tick could leave its times as they were); an unchanged one is taken from what was
+/// kept; a rewrite is read again — one that restores the size and the modification time too
+/// (the change time moves), and a file renamed over it (another inode).
 #[test]
-fn the_cache_reuses_a_scan_for_its_lifetime_but_rereads_the_environment() {
-    let dir = scratch("secrets-cache");
+fn kept_file_values_are_taken_only_while_the_file_is_unchanged() {
+    hullward::filter::secrets::keep_file_values();
+    let dir = scratch("secrets-kept");
     let root = dir.join("work");
-    write(&root, ".env", "API_KEY=first-value-1\n");
+    let file = write(&root, ".env", "API_KEY=first-value-1\n");
     let env = env_with(&dir.join("home"), &[]);
     let policy = policy(&root, &[], &env);
-    let mut cache = SecretCache::new(Duration::from_secs(10));
-    let t0 = Instant::now();
-    assert!(cache.secrets(&policy, &env, t0).contains(b"first-value-1"));
+    let read = || FileSecrets::read_protected([file.as_path()], &policy);
+    let values = |f: &FileSecrets| SecretSet::from_env_and_files(&Default::default(), f);
+    let tick = || std::thread::sleep(Duration::from_millis(30));
 
-    write(&root, "apps/.env", "API_KEY=created-later-2\n");
-    let mut env2 = env.clone();
-    env2.insert("NEW_TOKEN".into(), "env-added-mid-session".into());
-    let set = cache.secrets(&policy, &env2, t0 + Duration::from_secs(9));
-    assert!(!set.contains(b"created-later-2"), "rescanned inside the time-to-live");
-    assert!(set.contains(b"env-added-mid-session"), "the environment is re-read on every call");
-    assert_eq!(cache.len(), 1);
+    let fresh = read();
+    assert_eq!((fresh.files_read, fresh.reused), (1, 0));
+    assert!(values(&fresh).contains(b"first-value-1"));
+    assert_eq!(read().reused, 0, "a file changed within a clock tick was kept");
+    tick();
+    assert_eq!(read().reused, 0, "kept before it was read");
+    let kept = read();
+    assert_eq!((kept.files_read, kept.reused), (1, 1));
+    assert!(values(&kept).contains(b"first-value-1"));
 
-    let set = cache.secrets(&policy, &env, t0 + Duration::from_secs(10));
-    assert!(set.contains(b"created-later-2") && set.contains(b"first-value-1"));
+    let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::write(&file, "API_KEY=secnd-value-2\n").unwrap();
+    std::fs::File::options().write(true).open(&file).unwrap().set_modified(modified).unwrap();
+    let again = read();
+    assert_eq!(again.reused, 0, "a rewrite with the same size and modification time was not read");
+    assert!(values(&again).contains(b"secnd-value-2") && !values(&again).contains(b"first-value-1"));
 
-    let other = policy_for_other_root(&dir, &env);
-    cache.secrets(&other, &env, t0 + Duration::from_secs(11));
-    assert_eq!(cache.len(), 2, "one scan per root and rule set");
-    cache.secrets(&policy, &env, t0 + Duration::from_secs(30));
-    assert_eq!(cache.len(), 1, "expired scans are dropped");
-}
-
-fn policy_for_other_root(
-    dir: &std::path::Path,
-    env: &std::collections::BTreeMap<String, String>,
-) -> hullward::policy::Policy {
-    let other = dir.join("other");
-    std::fs::create_dir_all(&other).unwrap();
-    policy(&other, &[], env)
+    tick();
+    read();
+    assert_eq!(read().reused, 1);
+    write(&root, "other", "API_KEY=third-value-3\n");
+    std::fs::rename(root.join("other"), &file).unwrap();
+    let renamed = read();
+    assert_eq!(renamed.reused, 0, "a file renamed over it was not read");
+    assert!(values(&renamed).contains(b"third-value-3"));
 }

@@ -385,6 +385,31 @@ fn a_protected_file_created_between_two_calls_is_never_readable_by_the_second() 
     assert_eq!(r["denied"]["rule"], "env-file", "{r}");
 }
 
+/// The server keeps the values of the protected files it read, and takes them only while a file
+/// is unchanged: a `.env` rewritten in place between calls — same size, modification time put
+/// back — has its new value masked in the next call's output (the old one stays shown).
+#[test]
+fn a_protected_file_rewritten_between_calls_has_its_new_value_masked() {
+    let server = Server::start_prepared(&["--unattended-policy", "allow"], |root| {
+        std::fs::write(root.join(".env"), "API_TOKEN=hw-kept-value-1\n").unwrap();
+        std::fs::write(root.join("log.txt"), "old hw-kept-value-1 new hw-kept-value-2\n").unwrap();
+    });
+    let mut c = server.session(false);
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    for id in 1..=3 {
+        let (out, exit) = c.call(json!({"id": id, "method": "run", "argv": ["cat", "log.txt"]}));
+        assert_eq!(exit["code"], 0, "{exit}");
+        assert_eq!(out, "old <secret-hidden> new hw-kept-value-2\n", "call {id}");
+    }
+    let env = server.root.join(".env");
+    let modified = std::fs::metadata(&env).unwrap().modified().unwrap();
+    std::fs::write(&env, "API_TOKEN=hw-kept-value-2\n").unwrap();
+    std::fs::File::options().write(true).open(&env).unwrap().set_modified(modified).unwrap();
+    let (out, exit) = c.call(json!({"id": 4, "method": "run", "argv": ["cat", "log.txt"]}));
+    assert_eq!(exit["code"], 0, "{exit}");
+    assert_eq!(out, "old hw-kept-value-1 new <secret-hidden>\n", "the rewritten value was not masked");
+}
+
 #[test]
 fn a_server_killed_with_sigkill_leaves_no_call_running_and_the_next_one_starts() {
     let server = Server::start(&["--unattended-policy", "allow"]);

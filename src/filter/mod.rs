@@ -1,9 +1,10 @@
 //! The output middleware: what a child prints reaches the agent only after its protected files'
 //! diff bodies are hidden and every secret value is masked.
 //!
-//! Order of use, per call: [`SecretSet::discover`] (or [`SecretCache`] in a long-lived process)
-//! finds the values to mask; [`OutputFilter::new`] compiles the filter once and is cloned for the
-//! second stream; each stream is fed with [`OutputFilter::push`] as reads arrive and closed with
+//! Order of use, per call: [`SecretSet::discover`] finds the values to mask (a long-lived process
+//! keeps the values of unchanged protected files: [`secrets::keep_file_values`]);
+//! [`OutputFilter::new`] compiles the filter once and is cloned for the second stream; each
+//! stream is fed with [`OutputFilter::push`] as reads arrive and closed with
 //! [`OutputFilter::finish`]; [`OutputFilter::stats`] then goes into the audit record.
 //!
 //! Inside a filter the stages run in this order: [`diff`] hides protected diff bodies line by line
@@ -29,7 +30,7 @@ pub mod secrets;
 use std::ops::Range;
 use std::sync::Arc;
 
-pub use secrets::{FileSecrets, SecretCache, SecretSet};
+pub use secrets::{FileSecrets, SecretSet};
 
 use crate::policy::Policy;
 use diff::DiffFilter;
@@ -150,7 +151,6 @@ mod tests {
         fn send_sync<T: Send + Sync>() {}
         send_sync::<OutputFilter>();
         send_sync::<SecretSet>();
-        send_sync::<SecretCache>();
         send_sync::<crate::audit::AuditLog>();
     }
 

@@ -1,10 +1,16 @@
 //! Secret discovery: the exact values the output filter, the audit log and the logs must never show.
 //!
-//! Order of use, once per call: [`SecretSet::discover`] (or, in a long-lived process,
-//! [`SecretCache::secrets`]) gathers the values — from secret-named environment variables
-//! ([`names`]), from every file a deny rule matches under the roots, and from the home credential
-//! files — and compiles them into one [`Matcher`]. The set is then handed to
-//! [`OutputFilter`](super::OutputFilter) and to the audit log; cloning it is cheap.
+//! Order of use, once per call: [`SecretSet::discover`] gathers the values — from secret-named
+//! environment variables ([`names`]), from every file a deny rule matches under the roots, and
+//! from the home credential files — and compiles them into one [`Matcher`]. The set is then
+//! handed to [`OutputFilter`](super::OutputFilter) and to the audit log; cloning it is cheap.
+//!
+//! A long-lived process (`serve`, `mcp`) calls [`keep_file_values`] once: from then on the values
+//! of each protected file it reads are kept, and the next call takes them instead of reading the
+//! file while one `stat` says it is the very same content: the same inode, size, modification
+//! and change times. A write moves the change time and no program can set it back; a value is
+//! kept only when the file's change time was older than a clock tick when it was read (a write
+//! in the same tick could keep it), so a kept value is never one a file no longer holds.
 //!
 //! Only values of at least [`MIN_SECRET_CHARS`] characters are kept (`true` or `3000` would mangle
 //! ordinary output). The protected files are the ones the sandbox's walk of the roots found
@@ -16,15 +22,16 @@
 //! [`FileSecrets::truncated`]. Files over [`SCAN_MAX_FILE_BYTES`] are not read, and only regular
 //! files are opened (never a FIFO or a device a planted symlink points to).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::mask::{Matcher, MARKER};
 use super::{extract, names};
@@ -35,8 +42,8 @@ use crate::sandbox::masks;
 pub const MIN_SECRET_CHARS: usize = 8;
 /// Largest file the scan reads.
 pub const SCAN_MAX_FILE_BYTES: u64 = 256 * 1024;
-/// How long a [`SecretCache`] reuses a scan: a protected file created since is picked up within it.
-pub const SCAN_CACHE_TTL: Duration = Duration::from_secs(10);
+/// Files whose values a long-lived process keeps at most (past this it starts over).
+const MAX_KEPT_FILES: usize = 65_536;
 
 /// Home credential files read unless `DenyCredentialFiles: false` (besides `~/.ssh/id_*`).
 pub const HOME_CREDENTIAL_FILES: &[&str] =
@@ -177,8 +184,10 @@ fn env_values(env: &BTreeMap<String, String>) -> Vec<Vec<u8>> {
 #[derive(Clone, Default)]
 pub struct FileSecrets {
     values: Vec<Vec<u8>>,
-    /// Protected files read.
+    /// Protected files read (or taken from what this process kept of them).
     pub files_read: usize,
+    /// Of those, the files whose values were kept from an earlier read (see [`keep_file_values`]).
+    pub reused: usize,
     /// Protected files left unread because the [`ReadBudget`] was spent.
     pub truncated: usize,
 }
@@ -188,6 +197,7 @@ impl fmt::Debug for FileSecrets {
         f.debug_struct("FileSecrets")
             .field("values", &self.values.len())
             .field("files_read", &self.files_read)
+            .field("reused", &self.reused)
             .field("truncated", &self.truncated)
             .finish()
     }
@@ -286,8 +296,8 @@ enum Outcome {
 }
 
 impl Reader {
-    /// Reads one protected file and keeps its candidate values. A file that cannot be read is
-    /// skipped and logged at debug level.
+    /// Reads one protected file (or takes what was kept of it) and keeps its candidate values.
+    /// A file that cannot be read is skipped and logged at debug level.
     fn read(&mut self, path: &Path, found: &mut FileSecrets) -> Outcome {
         if self.bytes >= self.budget.bytes
             || found.values.len() >= self.budget.values
@@ -296,13 +306,26 @@ impl Reader {
             return Outcome::Spent;
         }
         let left = self.budget.bytes - self.bytes;
+        let room = self.budget.values - found.values.len();
+        if let Some(kept) = kept_values(path) {
+            if kept.bytes > left {
+                return Outcome::NoRoom;
+            }
+            self.bytes += kept.bytes;
+            found.values.extend(kept.values.iter().take(room).cloned());
+            found.files_read += 1;
+            found.reused += 1;
+            return Outcome::Done;
+        }
+        let reading = SystemTime::now();
         match read_regular(path, left) {
-            Ok(Content::Bytes(content)) => {
+            Ok(Content::Bytes(content, opened)) => {
                 self.bytes += content.len() as u64;
                 let name = path.file_name().map(OsStrExt::as_bytes).unwrap_or_default();
-                let room = self.budget.values - found.values.len();
-                found.values.extend(extract::from_file(name, &content).into_iter().take(room));
+                let values = extract::from_file(name, &content);
+                found.values.extend(values.iter().take(room).cloned());
                 found.files_read += 1;
+                keep_values(path, &opened, reading, values, content.len() as u64);
                 Outcome::Done
             }
             Ok(Content::OverBudget) => Outcome::NoRoom,
@@ -316,9 +339,94 @@ impl Reader {
     }
 }
 
+/// From now on, this process keeps the values of the protected files it reads (see the module
+/// documentation): a long-lived server, whose calls read the same files again and again.
+pub fn keep_file_values() {
+    KEEP.store(true, Ordering::Relaxed);
+}
+
+static KEEP: AtomicBool = AtomicBool::new(false);
+
+/// A file's content as one `stat` tells it: a write changes the change time at least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ContentId {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl ContentId {
+    fn of(meta: &std::fs::Metadata) -> ContentId {
+        ContentId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+/// The values kept of one file, and what reading it cost the budget.
+struct Kept {
+    id: ContentId,
+    values: Arc<[Vec<u8>]>,
+    bytes: u64,
+}
+
+fn kept() -> &'static Mutex<HashMap<PathBuf, Kept>> {
+    static KEPT: OnceLock<Mutex<HashMap<PathBuf, Kept>>> = OnceLock::new();
+    KEPT.get_or_init(Mutex::default)
+}
+
+/// What was kept of `path`, when it still names the very same content.
+fn kept_values(path: &Path) -> Option<KeptValues> {
+    if !KEEP.load(Ordering::Relaxed) {
+        return None;
+    }
+    let id = ContentId::of(&std::fs::metadata(path).ok()?);
+    let kept = kept().lock().ok()?;
+    let entry = kept.get(path).filter(|k| k.id == id)?;
+    Some(KeptValues { values: entry.values.clone(), bytes: entry.bytes })
+}
+
+/// A kept file's values, out of the lock.
+struct KeptValues {
+    values: Arc<[Vec<u8>]>,
+    bytes: u64,
+}
+
+/// Keeps the values read from `path` (opened as `opened` at `reading`) — only when its change
+/// time was older than a clock tick then: a write in the same tick could leave it unchanged.
+fn keep_values(
+    path: &Path,
+    opened: &std::fs::Metadata,
+    reading: SystemTime,
+    values: Vec<Vec<u8>>,
+    bytes: u64,
+) {
+    if !KEEP.load(Ordering::Relaxed) {
+        return;
+    }
+    let changed =
+        std::time::UNIX_EPOCH + Duration::new(opened.ctime().max(0) as u64, opened.ctime_nsec() as u32);
+    if reading.duration_since(changed).is_ok_and(|age| age > crate::sandbox::masks::CTIME_TICK) {
+        if let Ok(mut kept) = kept().lock() {
+            if kept.len() >= MAX_KEPT_FILES {
+                kept.clear();
+            }
+            let entry = Kept { id: ContentId::of(opened), values: values.into(), bytes };
+            kept.insert(path.to_path_buf(), entry);
+        }
+    }
+}
+
 /// What [`read_regular`] found.
 enum Content {
-    Bytes(Vec<u8>),
+    /// The content, and what the open file's `fstat` said of it.
+    Bytes(Vec<u8>, std::fs::Metadata),
     /// Not a regular file, or over [`SCAN_MAX_FILE_BYTES`].
     NotRead,
     /// Larger than the `left` bytes of the budget.
@@ -340,13 +448,14 @@ fn read_regular(path: &Path, left: u64) -> std::io::Result<Content> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
         .open(path)?;
-    if !file.metadata()?.is_file() {
+    let opened = file.metadata()?;
+    if !opened.is_file() {
         return Ok(Content::NotRead);
     }
     let max = left.min(SCAN_MAX_FILE_BYTES);
     let mut content = Vec::new();
     file.take(max + 1).read_to_end(&mut content)?;
-    Ok(if content.len() as u64 <= max { Content::Bytes(content) } else { Content::OverBudget })
+    Ok(if content.len() as u64 <= max { Content::Bytes(content, opened) } else { Content::OverBudget })
 }
 
 /// `~/.ssh/id_*` private keys (not `*.pub`) and [`HOME_CREDENTIAL_FILES`].
@@ -363,76 +472,6 @@ fn home_credential_files(home: &Path) -> Vec<PathBuf> {
     }
     files.sort();
     files
-}
-
-/// What a scan depends on: a scan is reused only for the same roots, rules and home.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct ScanKey {
-    roots: Vec<PathBuf>,
-    deny: Vec<String>,
-    home: Option<PathBuf>,
-    credential_files: bool,
-}
-
-impl ScanKey {
-    fn of(policy: &Policy) -> ScanKey {
-        ScanKey {
-            roots: policy.roots(),
-            deny: policy.deny.rules().iter().map(|r| r.pattern.clone()).collect(),
-            home: policy.home().map(Path::to_path_buf),
-            credential_files: policy.deny_credential_files,
-        }
-    }
-}
-
-/// Reuses file scans for a short while in a long-lived process (`serve`): the environment is
-/// re-read on every call, the files at most every `ttl`. Time is passed in, so the owner decides
-/// what "now" is.
-#[derive(Debug)]
-pub struct SecretCache {
-    ttl: Duration,
-    scans: Vec<(ScanKey, Instant, Arc<FileSecrets>)>,
-}
-
-impl Default for SecretCache {
-    fn default() -> Self {
-        SecretCache::new(SCAN_CACHE_TTL)
-    }
-}
-
-impl SecretCache {
-    pub fn new(ttl: Duration) -> SecretCache {
-        SecretCache { ttl, scans: Vec::new() }
-    }
-
-    /// The secrets of a call made at `now`: `env`'s, plus the scan of `policy`'s files, rescanned
-    /// when the cached one is older than the time-to-live.
-    pub fn secrets(&mut self, policy: &Policy, env: &BTreeMap<String, String>, now: Instant) -> SecretSet {
-        let files = self.files(policy, now);
-        SecretSet::from_env_and_files(env, &files)
-    }
-
-    /// The file scan for `policy` as of `now`.
-    pub fn files(&mut self, policy: &Policy, now: Instant) -> Arc<FileSecrets> {
-        let ttl = self.ttl;
-        self.scans.retain(|(_, at, _)| now.saturating_duration_since(*at) < ttl);
-        let key = ScanKey::of(policy);
-        if let Some((_, _, files)) = self.scans.iter().find(|(k, _, _)| *k == key) {
-            return Arc::clone(files);
-        }
-        let files = Arc::new(FileSecrets::scan(policy));
-        self.scans.push((key, now, Arc::clone(&files)));
-        files
-    }
-
-    /// How many scans are cached.
-    pub fn len(&self) -> usize {
-        self.scans.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.scans.is_empty()
-    }
 }
 
 #[cfg(test)]

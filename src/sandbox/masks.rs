@@ -64,7 +64,7 @@ const UNTRUSTED: i128 = i128::MIN;
 
 /// How old a directory's ctime must be, when the walk starts, to be trusted: longer than the
 /// coarsest clock tick a kernel stamps ctimes with (10 ms at HZ=100), twice over.
-const CTIME_TICK: Duration = Duration::from_millis(20);
+pub const CTIME_TICK: Duration = Duration::from_millis(20);
 
 /// Bounds of the walk.
 #[derive(Debug, Clone, Copy)]
