@@ -37,7 +37,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -878,8 +878,18 @@ fn walk(
         tracked: None,
     };
     let replay = (replayable && replay.is_none()).then(|| {
-        let dirs = snapshot.dirs.clone();
-        Arc::new(Replay { met: found.met, dirs, entries: entries_seen })
+        let mut met = found.met;
+        // In the order of their paths: what a replay finds then comes sorted, and sorting it
+        // (component by component) is one comparison per entry.
+        met.sort_by_cached_key(|(at, listed)| {
+            let path = spec.roots[at.root].join(&at.rel).join(&listed.name);
+            path.into_os_string()
+                .into_vec()
+                .into_iter()
+                .map(|b| if b == b'/' { 0 } else { b })
+                .collect::<Vec<u8>>()
+        });
+        Arc::new(Replay { met, dirs: snapshot.dirs.clone(), entries: entries_seen })
     });
     Ok((snapshot, Listings { read: found.listings, replayed: found.replayed, relisted, replay }))
 }
@@ -923,12 +933,34 @@ fn identities(
     pins: &[PathBuf],
 ) -> BTreeMap<PathBuf, (u64, u64)> {
     let walked: BTreeMap<PathBuf, (u64, u64)> = walked.into_iter().collect();
-    let paths =
-        lists.into_iter().flatten().map(|m| m.path.as_path()).chain(pins.iter().map(PathBuf::as_path));
-    paths
-        .filter_map(|p| {
-            let known = stamps.get(p).map(|s| s.stamp.inode()).or_else(|| walked.get(p).copied());
+    let [masks, read_only] = lists.map(|l| l.iter().map(|m| m.path.as_path()));
+    // Each list is sorted, like the stamps: looked up in step (a search per path compares paths
+    // component by component, a dozen times each).
+    let sorted = [
+        in_step(masks, stamps),
+        in_step(read_only, stamps),
+        in_step(pins.iter().map(PathBuf::as_path), stamps),
+    ];
+    sorted
+        .into_iter()
+        .flatten()
+        .filter_map(|(p, stamped)| {
+            let known = stamped.map(|s| s.stamp.inode()).or_else(|| walked.get(p).copied());
             Some((p.to_path_buf(), known.or_else(|| identity_of(p))?))
+        })
+        .collect()
+}
+
+/// Each of `paths` (sorted) with its entry of `map`, found by walking both in step.
+fn in_step<'p, 'm, V>(
+    paths: impl Iterator<Item = &'p Path>,
+    map: &'m BTreeMap<PathBuf, V>,
+) -> Vec<(&'p Path, Option<&'m V>)> {
+    let mut entries = map.iter().peekable();
+    paths
+        .map(|p| {
+            while entries.next_if(|(k, _)| k.as_path() < p).is_some() {}
+            (p, entries.peek().filter(|(k, _)| k.as_path() == p).map(|(_, v)| *v))
         })
         .collect()
 }
@@ -937,14 +969,22 @@ fn identities(
 /// (it had not changed, or lies under a mask now): stat'ed by name, so that an in-place rewrite
 /// shows and a missing entry is missing.
 fn restat(prev: &Snapshot, stamps: &mut BTreeMap<PathBuf, Stamped>) {
+    // Merged in order with what the walk read: a sorted sequence makes a map without a search
+    // per entry.
+    let mut read = std::mem::take(stamps).into_iter().peekable();
+    let mut merged = Vec::with_capacity(prev.stamps.len());
     for (path, before) in &prev.stamps {
-        if stamps.contains_key(path) {
-            continue;
+        while let Some(entry) = read.next_if(|(p, _)| p < path) {
+            merged.push(entry);
         }
-        if let Ok(meta) = std::fs::symlink_metadata(path) {
-            stamps.insert(path.clone(), Stamped { stamp: stamp(&meta), ..before.clone() });
+        if let Some(entry) = read.next_if(|(p, _)| p == path) {
+            merged.push(entry);
+        } else if let Ok(meta) = std::fs::symlink_metadata(path) {
+            merged.push((path.clone(), Stamped { stamp: stamp(&meta), ..before.clone() }));
         }
     }
+    merged.extend(read);
+    *stamps = merged.into_iter().collect();
 }
 
 /// Sorted, deduplicated, and without entries inside a covered directory.
@@ -1741,8 +1781,14 @@ impl Snapshot {
     /// another is not a change of its own. Sorted by path.
     pub fn changes_since(&self, after: &Snapshot) -> Vec<Change> {
         let mut out = Vec::new();
+        // Both maps are sorted: walked in step, the entries only `after` has set aside.
+        let mut later = after.stamps.iter().peekable();
+        let mut only_after = Vec::new();
         for (path, before) in &self.stamps {
-            let now = after.stamps.get(path);
+            while let Some(entry) = later.next_if(|(p, _)| *p < path) {
+                only_after.push(entry);
+            }
+            let now = later.next_if(|(p, _)| *p == path).map(|(_, s)| s);
             let (kind, in_place) = match now {
                 Some(now) if now.stamp == before.stamp => continue,
                 Some(now) if now.stamp.inode() == before.stamp.inode() => (ChangeKind::Changed, true),
@@ -1763,9 +1809,10 @@ impl Snapshot {
                 in_place,
             });
         }
+        only_after.extend(later);
         let originals: BTreeSet<PathBuf> = out.iter().filter_map(|c| c.original.clone()).collect();
-        for (path, now) in &after.stamps {
-            if self.stamps.contains_key(path) || originals.contains(path.as_path()) {
+        for (path, now) in only_after {
+            if originals.contains(path.as_path()) {
                 continue;
             }
             out.push(Change {
@@ -2311,6 +2358,23 @@ mod tests {
                 indexed.masks
             );
             std::fs::remove_file(root.join("a/b/.env")).unwrap();
+        }
+    }
+
+    #[test]
+    fn in_step_finds_what_a_search_finds() {
+        let keys = ["/a", "/a/b", "/a-b", "/ab", "/b/c", "/d/e/f"];
+        let map: BTreeMap<PathBuf, usize> =
+            keys.iter().enumerate().map(|(i, k)| (PathBuf::from(k), i)).collect();
+        let mut paths: Vec<PathBuf> =
+            ["/", "/a", "/a/b", "/a/b/c", "/a-b", "/aa", "/ab", "/b", "/b/c", "/c", "/d/e/f", "/z"]
+                .map(PathBuf::from)
+                .to_vec();
+        paths.sort();
+        let found = in_step(paths.iter().map(PathBuf::as_path), &map);
+        assert_eq!(found.len(), paths.len());
+        for (p, v) in found {
+            assert_eq!(v, map.get(p), "{}", p.display());
         }
     }
 
