@@ -171,7 +171,7 @@ fn kept_file_values_are_taken_only_while_the_file_is_unchanged() {
     let file = write(&root, ".env", "API_KEY=first-value-1\n");
     let env = env_with(&dir.join("home"), &[]);
     let policy = policy(&root, &[], &env);
-    let read = || FileSecrets::read_protected([file.as_path()], &policy);
+    let read = || FileSecrets::read_protected([(file.as_path(), None)], &policy);
     let values = |f: &FileSecrets| SecretSet::from_env_and_files(&Default::default(), f);
     let tick = || std::thread::sleep(Duration::from_millis(30));
 

@@ -214,6 +214,33 @@ fn what_changes_between_served_calls_is_protected_in_the_next() {
     drop(mounted);
 }
 
+/// A second name given between served calls to a `.env` the server already knows — a name no
+/// deny rule matches, in another directory — is masked in the next call like the `.env` itself
+/// (the walk's `stat` of the `.env`, which the search for other names relies on, counts the new
+/// link); the file beside it is read.
+#[test]
+fn a_hard_link_to_a_known_env_made_between_served_calls_is_masked_in_the_next() {
+    let _serial = one_at_a_time();
+    let server = Server::start_prepared(&["--unattended-policy", "allow"], |root| {
+        prepare(root);
+        write(&root.join("other/readme.md"), "HW-OTHER-OK\n");
+    });
+    let root = server.root.clone();
+    let mut c = server.session(false);
+    let script = "cat keep/.env other/copy.txt; cat other/readme.md";
+    for id in 0..3 {
+        settle();
+        let (out, exit) = c.call(json!({"id": id, "method": "run", "argv": ["sh", "-c", script]}));
+        assert!(out.contains("HW-OTHER-OK") && !out.contains(SECRET), "{out}\n{exit}");
+    }
+    std::fs::hard_link(root.join("keep/.env"), root.join("other/copy.txt")).unwrap();
+    let control = Command::new("sh").arg("-c").arg(script).current_dir(&root).output().unwrap();
+    assert!(String::from_utf8_lossy(&control.stdout).contains(SECRET), "the control cannot read it");
+    let (out, exit) = c.call(json!({"id": 10, "method": "run", "argv": ["sh", "-c", script]}));
+    assert!(!out.contains(SECRET), "the other name of the .env was read\n{out}\n{exit}");
+    assert!(out.contains("HW-OTHER-OK"), "the neighbour\n{out}\n{exit}");
+}
+
 /// During a served call: the tracker vouches for every directory nobody touched, and the
 /// post-call check visits only the way down to what changed — yet it moves out every protected
 /// path the program or the test made, in directories the call never saw change before (`a`),

@@ -7,8 +7,8 @@
 //!
 //! A long-lived process (`serve`, `mcp`) calls [`keep_file_values`] once: from then on the values
 //! of each protected file it reads are kept, and the next call takes them instead of reading the
-//! file while one `stat` says it is the very same content: the same inode, size, modification
-//! and change times. A write moves the change time and no program can set it back; a value is
+//! file while one `stat` — the walk's own, earlier in the same call, or one of its own — says it
+//! is the very same content: the same inode, size, modification and change times. A write moves the change time and no program can set it back; a value is
 //! kept only when the file's change time was older than a clock tick when it was read (a write
 //! in the same tick could keep it), so a kept value is never one a file no longer holds.
 //!
@@ -36,7 +36,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::mask::{Matcher, MARKER};
 use super::{extract, names};
 use crate::policy::Policy;
-use crate::sandbox::masks;
+use crate::sandbox::masks::{self, FileVersion};
 
 /// Values shorter than this many characters are never masked.
 pub const MIN_SECRET_CHARS: usize = 8;
@@ -217,32 +217,38 @@ impl FileSecrets {
         }
     }
 
-    /// Reads protected files already found by a walk of the roots (the sandbox's walk), and the
-    /// home credential files, within the default [`ReadBudget`].
-    pub fn read_protected<'a>(files: impl IntoIterator<Item = &'a Path>, policy: &Policy) -> FileSecrets {
+    /// Reads protected files already found by a walk of the roots (the sandbox's walk), each
+    /// with the version of its content the walk saw when it has one, and the home credential
+    /// files, within the default [`ReadBudget`].
+    pub fn read_protected<'a>(
+        files: impl IntoIterator<Item = (&'a Path, Option<FileVersion>)>,
+        policy: &Policy,
+    ) -> FileSecrets {
         FileSecrets::read_within(files, policy, ReadBudget::default())
     }
 
     /// [`read_protected`](Self::read_protected) within `budget`: home credential files first,
     /// then the protected files, shallowest first.
     pub fn read_within<'a>(
-        files: impl IntoIterator<Item = &'a Path>,
+        files: impl IntoIterator<Item = (&'a Path, Option<FileVersion>)>,
         policy: &Policy,
         budget: ReadBudget,
     ) -> FileSecrets {
         // Shallowest first, then by the path's bytes (the walk's paths are normalized: equal paths
         // are equal bytes, and comparing components would cost more than reading the files).
-        let mut files: Vec<(usize, &[u8], &Path)> =
-            files.into_iter().map(|f| (f.components().count(), f.as_os_str().as_bytes(), f)).collect();
+        let mut files: Vec<(usize, &[u8], &Path, Option<FileVersion>)> = files
+            .into_iter()
+            .map(|(f, seen)| (f.components().count(), f.as_os_str().as_bytes(), f, seen))
+            .collect();
         files.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         files.dedup_by(|a, b| a.1 == b.1);
         let home = home_files(policy);
-        let all: Vec<&Path> =
-            home.iter().map(PathBuf::as_path).chain(files.into_iter().map(|f| f.2)).collect();
+        let all: Vec<(&Path, Option<FileVersion>)> =
+            home.iter().map(|f| (f.as_path(), None)).chain(files.into_iter().map(|f| (f.2, f.3))).collect();
         let mut found = FileSecrets::default();
         let mut reader = Reader { budget, bytes: 0, started: Instant::now() };
-        for (i, file) in all.iter().enumerate() {
-            match reader.read(file, &mut found) {
+        for (i, (file, seen)) in all.iter().enumerate() {
+            match reader.read(file, *seen, &mut found) {
                 Outcome::Done => {}
                 Outcome::NoRoom => found.truncated += 1,
                 Outcome::Spent => {
@@ -296,9 +302,11 @@ enum Outcome {
 }
 
 impl Reader {
-    /// Reads one protected file (or takes what was kept of it) and keeps its candidate values.
-    /// A file that cannot be read is skipped and logged at debug level.
-    fn read(&mut self, path: &Path, found: &mut FileSecrets) -> Outcome {
+    /// Reads one protected file (or takes what was kept of it, while it is still `seen`, the
+    /// version a `stat` of it gave earlier in the call, or a `stat` now says it is unchanged)
+    /// and keeps its candidate values. A file that cannot be read is skipped and logged at debug
+    /// level.
+    fn read(&mut self, path: &Path, seen: Option<FileVersion>, found: &mut FileSecrets) -> Outcome {
         if self.bytes >= self.budget.bytes
             || found.values.len() >= self.budget.values
             || self.started.elapsed() >= self.budget.time
@@ -307,7 +315,7 @@ impl Reader {
         }
         let left = self.budget.bytes - self.bytes;
         let room = self.budget.values - found.values.len();
-        if let Some(kept) = kept_values(path) {
+        if let Some(kept) = kept_values(path, seen) {
             if kept.bytes > left {
                 return Outcome::NoRoom;
             }
@@ -347,31 +355,9 @@ pub fn keep_file_values() {
 
 static KEEP: AtomicBool = AtomicBool::new(false);
 
-/// A file's content as one `stat` tells it: a write changes the change time at least.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct ContentId {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl ContentId {
-    fn of(meta: &std::fs::Metadata) -> ContentId {
-        ContentId {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-}
-
 /// The values kept of one file, and what reading it cost the budget.
 struct Kept {
-    id: ContentId,
+    id: FileVersion,
     values: Arc<[Vec<u8>]>,
     bytes: u64,
 }
@@ -381,12 +367,16 @@ fn kept() -> &'static Mutex<HashMap<PathBuf, Kept>> {
     KEPT.get_or_init(Mutex::default)
 }
 
-/// What was kept of `path`, when it still names the very same content.
-fn kept_values(path: &Path) -> Option<KeptValues> {
+/// What was kept of `path`, when it still names the very same content (`seen` earlier in the
+/// call, or stat'ed now).
+fn kept_values(path: &Path, seen: Option<FileVersion>) -> Option<KeptValues> {
     if !KEEP.load(Ordering::Relaxed) {
         return None;
     }
-    let id = ContentId::of(&std::fs::metadata(path).ok()?);
+    let id = match seen {
+        Some(seen) => seen,
+        None => FileVersion::of(&std::fs::metadata(path).ok()?),
+    };
     let kept = kept().lock().ok()?;
     let entry = kept.get(path).filter(|k| k.id == id)?;
     Some(KeptValues { values: entry.values.clone(), bytes: entry.bytes })
@@ -417,7 +407,7 @@ fn keep_values(
             if kept.len() >= MAX_KEPT_FILES {
                 kept.clear();
             }
-            let entry = Kept { id: ContentId::of(opened), values: values.into(), bytes };
+            let entry = Kept { id: FileVersion::of(opened), values: values.into(), bytes };
             kept.insert(path.to_path_buf(), entry);
         }
     }

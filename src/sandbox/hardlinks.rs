@@ -3,10 +3,11 @@
 //! user's `ln`) would show the same content under a name no deny rule matches.
 //!
 //! Order: the walk ([`super::masks`]) has produced the call's [`Snapshot`] →
-//! [`other_names`] stats each denied regular file (a handful; nothing more is paid while every
-//! one has a single link) and, only when one has more than one link, searches the trees for the
-//! other names of those inodes → [`add_masks`] masks each name found like the file it is a name
-//! of (both the mount view and Landlock-only mode take their denied paths from the masks).
+//! [`other_names`] stats each denied regular file the walk did not already find with a single
+//! link (nothing more is paid while every one has a single link) and, only when one has more
+//! than one link, searches the trees for the other names of those inodes → [`add_masks`] masks
+//! each name found like the file it is a name of (both the mount view and Landlock-only mode
+//! take their denied paths from the masks).
 //!
 //! The child cannot make such a link itself: `link()` of a masked path links the mask, on
 //! another filesystem (`EXDEV`). Names outside the trees do not matter: the child cannot reach
@@ -16,7 +17,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::masks::{Mask, MaskKind, Snapshot, WalkLimits};
+use super::masks::{Mask, MaskKind, Snapshot, Stamped, WalkLimits};
 use crate::policy::Policy;
 
 /// Why the other names of a denied file could not all be looked for.
@@ -46,11 +47,16 @@ pub fn other_names(
     trees: &[PathBuf],
     limits: &WalkLimits,
 ) -> Result<Vec<OtherName>, SearchError> {
-    let denied = snapshot
-        .masks
-        .iter()
-        .filter(|m| m.kind == MaskKind::File)
-        .map(|m| (m.path.as_path(), m.pattern.as_str()))
+    let files: Vec<&Mask> = snapshot.masks.iter().filter(|m| m.kind == MaskKind::File).collect();
+    // The walk's stat of a masked file says whether it has other links; only the others are
+    // stat'ed here (the masks are sorted like the stamps).
+    let stamped = super::masks::in_step(files.iter().map(|m| m.path.as_path()), &snapshot.stamps);
+    let single = |stamped: Option<&Stamped>| stamped.and_then(|s| s.aside).is_some_and(|a| a.links < 2);
+    let denied = stamped
+        .into_iter()
+        .zip(&files)
+        .filter(|((_, stamped), _)| !single(*stamped))
+        .map(|((path, _), mask)| (path, mask.pattern.as_str()))
         .chain(snapshot.covered_files.iter().map(|f| (f.as_path(), "a denied directory")));
     let mut linked: BTreeMap<(u64, u64), (PathBuf, String, u64)> = BTreeMap::new();
     for (path, pattern) in denied {

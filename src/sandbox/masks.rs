@@ -161,6 +161,57 @@ pub struct Stamped {
     pub pattern: String,
     /// Write-protected (readable), as opposed to denied.
     pub write_protected: bool,
+    /// What the same `stat` said besides the stamp (`None` in a record read back from disk).
+    pub aside: Option<Aside>,
+}
+
+impl Stamped {
+    fn of(meta: &std::fs::Metadata, pattern: String, write_protected: bool) -> Stamped {
+        Stamped { stamp: stamp(meta), pattern, write_protected, aside: Some(Aside::of(meta)) }
+    }
+
+    /// The version of a regular file's content the walk saw (`None` for anything else).
+    pub fn version(&self) -> Option<FileVersion> {
+        let aside = self.aside.filter(|a| a.regular)?;
+        let Stamp { dev, ino, size, mtime_ns } = self.stamp;
+        Some(FileVersion { dev, ino, size, mtime_ns, ctime_ns: aside.ctime_ns })
+    }
+}
+
+/// What the walk's `stat` of a protected entry said besides its [`Stamp`]. Never compared after a
+/// call (a hard link made elsewhere, a `chmod`, change no content): it spares the readers of the
+/// entry later in the same call — the search for its other hard links, the secret reader — a
+/// `stat` of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aside {
+    /// A regular file itself (not a symlink to one).
+    pub regular: bool,
+    pub links: u64,
+    pub ctime_ns: i128,
+}
+
+impl Aside {
+    fn of(meta: &std::fs::Metadata) -> Aside {
+        Aside { regular: meta.file_type().is_file(), links: meta.nlink(), ctime_ns: ctime_ns(meta) }
+    }
+}
+
+/// A regular file's content as one `stat` tells it: a write moves the change time at least, and
+/// no program can set that back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileVersion {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
+}
+
+impl FileVersion {
+    pub fn of(meta: &std::fs::Metadata) -> FileVersion {
+        let Stamp { dev, ino, size, mtime_ns } = stamp(meta);
+        FileVersion { dev, ino, size, mtime_ns, ctime_ns: ctime_ns(meta) }
+    }
 }
 
 /// A subtree the walk did not expand, masked as a whole, and why.
@@ -952,7 +1003,7 @@ fn identities(
 }
 
 /// Each of `paths` (sorted) with its entry of `map`, found by walking both in step.
-fn in_step<'p, 'm, V>(
+pub(crate) fn in_step<'p, 'm, V>(
     paths: impl Iterator<Item = &'p Path>,
     map: &'m BTreeMap<PathBuf, V>,
 ) -> Vec<(&'p Path, Option<&'m V>)> {
@@ -980,7 +1031,7 @@ fn restat(prev: &Snapshot, stamps: &mut BTreeMap<PathBuf, Stamped>) {
         if let Some(entry) = read.next_if(|(p, _)| p == path) {
             merged.push(entry);
         } else if let Ok(meta) = std::fs::symlink_metadata(path) {
-            merged.push((path.clone(), Stamped { stamp: stamp(&meta), ..before.clone() }));
+            merged.push((path.clone(), Stamped::of(&meta, before.pattern.clone(), before.write_protected)));
         }
     }
     merged.extend(read);
@@ -1529,10 +1580,8 @@ impl Walk<'_> {
     /// Records the stamp of a protected entry; false when it is gone already.
     fn stamp_only(&self, path: &Path, pattern: &str, write_protected: bool) -> bool {
         let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
-        self.found().stamps.push((
-            path.to_path_buf(),
-            Stamped { stamp: stamp(&meta), pattern: pattern.to_string(), write_protected },
-        ));
+        let stamped = Stamped::of(&meta, pattern.to_string(), write_protected);
+        self.found().stamps.push((path.to_path_buf(), stamped));
         true
     }
 
@@ -1768,11 +1817,14 @@ impl Snapshot {
     }
 
     /// The files whose values the output must never show: every denied entry (a directory or a
-    /// special file is skipped by the reader) and the files inside denied directories.
-    pub fn secret_files(&self) -> impl Iterator<Item = &Path> {
-        let denied = self.stamps.iter().filter(|(_, s)| !s.write_protected).map(|(p, _)| p.as_path());
-        let targets = self.masks.iter().filter(|m| m.via_symlink.is_some()).map(|m| m.path.as_path());
-        denied.chain(targets).chain(self.covered_files.iter().map(PathBuf::as_path))
+    /// special file is skipped by the reader) and the files inside denied directories — each
+    /// with the version of its content the walk saw, when it stat'ed a regular file there.
+    pub fn secret_files(&self) -> impl Iterator<Item = (&Path, Option<FileVersion>)> {
+        let denied =
+            self.stamps.iter().filter(|(_, s)| !s.write_protected).map(|(p, s)| (p.as_path(), s.version()));
+        let targets = self.masks.iter().filter(|m| m.via_symlink.is_some()).map(|m| (m.path.as_path(), None));
+        let covered = self.covered_files.iter().map(|f| (f.as_path(), None));
+        denied.chain(targets).chain(covered)
     }
 
     /// Protected entries that differ in `after` (a [`rescan`] of this snapshot): new ones, ones
@@ -2085,7 +2137,7 @@ mod tests {
         let snap = scan(&ScanSpec { write_lists: vec![&write], ..spec(&roots, &deny, &none) }).unwrap();
         assert_eq!(snap.covered_files, vec![root.join("secrets/deep/k")]);
         assert_eq!(snap.write_matches, vec![root.join("a/b/ok.txt")]);
-        let files: Vec<&Path> = snap.secret_files().collect();
+        let files: Vec<&Path> = snap.secret_files().map(|(f, _)| f).collect();
         assert!(files.contains(&root.join("secrets/deep/k").as_path()), "{files:?}");
     }
 

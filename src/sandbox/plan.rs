@@ -870,6 +870,7 @@ fn add_read_only_masks(
     // discovery only: nothing there is compared after the call).
     let secret_files: Vec<PathBuf> = found
         .secret_files()
+        .map(|(f, _)| f)
         .chain(denied_files.iter().map(|m| m.path.as_path()))
         .map(Path::to_path_buf)
         .collect();

@@ -396,8 +396,8 @@ fn read_pending(path: &Path) -> Option<(Vec<PathBuf>, Snapshot)> {
             size: s[3].as_u64()?,
             mtime_ns: s[4].as_str()?.parse().ok()?,
         };
-        let stamped =
-            Stamped { stamp, pattern: s[5].as_str()?.to_string(), write_protected: s[6].as_bool()? };
+        let (pattern, write_protected) = (s[5].as_str()?.to_string(), s[6].as_bool()?);
+        let stamped = Stamped { stamp, pattern, write_protected, aside: None };
         stamps.insert(decode(s[0].as_str()?), stamped);
     }
     Some((roots, Snapshot { stamps, git_dirs, ..Snapshot::default() }))
