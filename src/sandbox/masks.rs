@@ -1020,23 +1020,56 @@ pub(crate) fn in_step<'p, 'm, V>(
 /// (it had not changed, or lies under a mask now): stat'ed by name, so that an in-place rewrite
 /// shows and a missing entry is missing.
 fn restat(prev: &Snapshot, stamps: &mut BTreeMap<PathBuf, Stamped>) {
-    // Merged in order with what the walk read: a sorted sequence makes a map without a search
+    let read = std::mem::take(stamps);
+    let earlier = prev.stamps.keys().map(PathBuf::as_path);
+    let unread: Vec<(&PathBuf, &Stamped)> = in_step(earlier, &read)
+        .into_iter()
+        .zip(&prev.stamps)
+        .filter(|((_, now), _)| now.is_none())
+        .map(|(_, entry)| entry)
+        .collect();
+    let restamped = in_parallel(&unread, |(path, before)| {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        Some(((*path).clone(), Stamped::of(&meta, before.pattern.clone(), before.write_protected)))
+    });
+    // Two sorted runs: merged in one pass, and a sorted sequence makes a map without a search
     // per entry.
-    let mut read = std::mem::take(stamps).into_iter().peekable();
-    let mut merged = Vec::with_capacity(prev.stamps.len());
-    for (path, before) in &prev.stamps {
-        while let Some(entry) = read.next_if(|(p, _)| p < path) {
-            merged.push(entry);
-        }
-        if let Some(entry) = read.next_if(|(p, _)| p == path) {
-            merged.push(entry);
-        } else if let Ok(meta) = std::fs::symlink_metadata(path) {
-            merged.push((path.clone(), Stamped::of(&meta, before.pattern.clone(), before.write_protected)));
-        }
-    }
-    merged.extend(read);
-    *stamps = merged.into_iter().collect();
+    let mut all: Vec<(PathBuf, Stamped)> = read.into_iter().chain(restamped.into_iter().flatten()).collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    *stamps = all.into_iter().collect();
 }
+
+/// `f` of each of `items`, in their order. A long list is shared with up to [`walk_threads`]
+/// threads, each taking the next [`PARALLEL_CHUNK`] items as it comes (a thread that starts late
+/// takes fewer): for lists of entries to `stat`, where a `stat` each outweighs a thread.
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < 4 * PARALLEL_CHUNK {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let done = Mutex::new(Vec::new());
+    let work = || loop {
+        let start = next.fetch_add(1, Ordering::Relaxed) * PARALLEL_CHUNK;
+        let Some(chunk) = items.get(start..items.len().min(start + PARALLEL_CHUNK)).filter(|c| !c.is_empty())
+        else {
+            return;
+        };
+        let out: Vec<R> = chunk.iter().map(&f).collect();
+        done.lock().unwrap_or_else(|p| p.into_inner()).push((start, out));
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..walk_threads() {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    done.sort_unstable_by_key(|(start, _)| *start);
+    done.into_iter().flat_map(|(_, out)| out).collect()
+}
+
+/// How many items a thread of [`in_parallel`] takes at a time.
+const PARALLEL_CHUNK: usize = 64;
 
 /// Sorted, deduplicated, and without entries inside a covered directory.
 fn outermost(mut list: Vec<Mask>) -> Vec<Mask> {
@@ -1417,15 +1450,15 @@ impl Walk<'_> {
     /// queues the directories a deny rule covers (read, as always); nothing else is visited.
     fn meet_again(&self, replay: &Replay) {
         self.entries.store(replay.entries, Ordering::Relaxed);
-        let mut covered = Vec::new();
-        for (at, listed) in &replay.met {
+        let covered = in_parallel(&replay.met, |(at, listed)| {
             let rel = at.rel.join(&listed.name);
             let path = self.spec.roots[at.root].join(&rel);
             let mut subdirs = Vec::new();
             self.apply(at, &rel, &path, listed, &mut subdirs);
-            covered.extend(subdirs.into_iter().filter(|d| d.covered));
-        }
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).dirs = covered;
+            subdirs.retain(|d| d.covered);
+            subdirs
+        });
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).dirs = covered.into_iter().flatten().collect();
     }
 
     /// Acts on one classified entry: masks, binds, stamps, pins, or queues it.
@@ -2410,6 +2443,18 @@ mod tests {
                 indexed.masks
             );
             std::fs::remove_file(root.join("a/b/.env")).unwrap();
+        }
+    }
+
+    #[test]
+    fn in_parallel_keeps_the_order_of_the_items() {
+        for n in [0, 1, 63, 255, 256, 1000, 4097] {
+            let items: Vec<usize> = (0..n).collect();
+            assert_eq!(
+                in_parallel(&items, |i| i * 2),
+                items.iter().map(|i| i * 2).collect::<Vec<_>>(),
+                "{n}"
+            );
         }
     }
 
