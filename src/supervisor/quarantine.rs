@@ -101,18 +101,15 @@ impl Quarantine {
         if plan.yolo {
             return;
         }
-        let record = json!({
-            "call": self.call_id,
-            "roots": plan.scanned.iter().map(|p| encode(p)).collect::<Vec<_>>(),
-            "git_dirs": plan.snapshot.git_dirs.iter().map(|p| encode(p)).collect::<Vec<_>>(),
-            "stamps": plan.snapshot.stamps.iter().map(|(p, s)| json!([
-                encode(p), s.stamp.dev, s.stamp.ino, s.stamp.size, s.stamp.mtime_ns.to_string(),
-                s.pattern, s.write_protected,
-            ])).collect::<Vec<_>>(),
-        });
+        let record = PendingRecord {
+            call: &self.call_id,
+            roots: plan.scanned.iter().map(|p| encode(p)).collect(),
+            git_dirs: plan.snapshot.git_dirs.iter().map(|p| encode(p)).collect(),
+            stamps: Stamps(&plan.snapshot.stamps),
+        };
         let written = std::fs::create_dir_all(self.pending_dir()).and_then(|()| {
             let tmp = self.pending_dir().join(format!(".{}.tmp", self.call_id));
-            std::fs::write(&tmp, record.to_string())?;
+            std::fs::write(&tmp, serde_json::to_vec(&record)?)?;
             std::fs::rename(&tmp, self.pending_file(&self.call_id))
         });
         if let Err(e) = written {
@@ -357,6 +354,28 @@ fn supervisor_alive(call_id: &str) -> bool {
     pid.is_none_or(sys::process_exists)
 }
 
+/// A pending record as [`read_pending`] reads it back, written straight from the plan (a JSON
+/// value built of every stamp first cost more than the write).
+#[derive(serde::Serialize)]
+struct PendingRecord<'a> {
+    call: &'a str,
+    roots: Vec<String>,
+    git_dirs: Vec<String>,
+    stamps: Stamps<'a>,
+}
+
+/// The stamps of a pending record: `[path, dev, ino, size, "mtime_ns", pattern, write_protected]`.
+struct Stamps<'a>(&'a BTreeMap<PathBuf, Stamped>);
+
+impl serde::Serialize for Stamps<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|(p, s)| {
+            let Stamp { dev, ino, size, mtime_ns } = s.stamp;
+            (encode(p), dev, ino, size, mtime_ns.to_string(), &s.pattern, s.write_protected)
+        }))
+    }
+}
+
 /// A path as a JSON string: as is when it is UTF-8, else `\0` and its bytes in hex.
 fn encode(path: &Path) -> String {
     match path.to_str() {
@@ -413,6 +432,34 @@ mod tests {
             let path = PathBuf::from(OsString::from_vec(p.to_vec()));
             assert_eq!(decode(&encode(&path)), path);
         }
+    }
+
+    #[test]
+    fn a_pending_record_reads_back_as_it_was_written() {
+        let dir = std::env::temp_dir().join(format!("hullward-pending-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("call.json");
+        let odd = PathBuf::from(OsString::from_vec(b"/ws/\xff/.env".to_vec()));
+        let stamped = |ino, write_protected| Stamped {
+            stamp: Stamp { dev: 7, ino, size: 12, mtime_ns: i128::from(i64::MAX) + 1 },
+            pattern: "**/.env".to_string(),
+            write_protected,
+            aside: None,
+        };
+        let stamps =
+            BTreeMap::from([(PathBuf::from("/ws/.env"), stamped(1, false)), (odd, stamped(u64::MAX, true))]);
+        let record = PendingRecord {
+            call: "call-1-0-0",
+            roots: vec![encode(Path::new("/ws"))],
+            git_dirs: vec![encode(Path::new("/ws/.git"))],
+            stamps: Stamps(&stamps),
+        };
+        std::fs::write(&file, serde_json::to_vec(&record).unwrap()).unwrap();
+        let (roots, snapshot) = read_pending(&file).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(roots, [PathBuf::from("/ws")]);
+        assert_eq!(snapshot.git_dirs, BTreeSet::from([PathBuf::from("/ws/.git")]));
+        assert_eq!(snapshot.stamps, stamps);
     }
 
     #[test]
