@@ -144,20 +144,7 @@ summary "$work/paced.json" "paced (30 ms between calls), load average $load (bef
 # stretch of the machine falls on every row of that round.
 rounds_load=$(cut -d' ' -f1-3 /proc/loadavg)
 "$work/serve_rounds" "$sock" /bin/true "$runs" 30 ${BEFORE:+"$sockdir/before.sock"} >"$work/rounds.txt"
-python3 - "$work/rounds.txt" "$rounds_load" <<'EOF'
-import statistics, sys
-rows = {l.split()[0]: [int(x) / 1000 for x in l.split()[1:]] for l in open(sys.argv[1])}
-med = {k: statistics.median(v) for k, v in rows.items()}
-print(f"one connection, load average {sys.argv[2]} (before); medians of {len(rows['bare'])} rounds")
-print(f"{'':>14}  {'median':>9}  {'min':>8}  {'/bare':>6}  {'/bwrap':>6}")
-for k, v in rows.items():
-    print(f"{k:>14}  {med[k]:6.2f} ms  {min(v):5.2f} ms  {med[k]/med['bare']:6.2f}  {med[k]/med['bwrap']:6.2f}")
-print(f"served / bwrap: {med['served']/med['bwrap']:.2f} (target <= 0.5); "
-      f"served - bare: {med['served']-med['bare']:.2f} ms (target <= 1.5)")
-if "before" in rows:
-    paired = statistics.median(a - b for a, b in zip(rows["served"], rows["before"]))
-    print(f"served - before, median of the rounds' differences: {paired * 1000:+.0f} us")
-EOF
+python3 "$repo/scripts/bench-rounds.py" "$work/rounds.txt" "one connection, load average $rounds_load (before)"
 # With BEFORE, the CLI of both builds in pairs (scripts/bench-cli-pairs.py), in this workspace.
 if [ -n "${BEFORE:-}" ]; then
   python3 "$repo/scripts/bench-cli-pairs.py" "$BIN" "$BEFORE" "$runs"

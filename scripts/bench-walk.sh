@@ -14,7 +14,8 @@
 # The served rows (served, and before-served with BEFORE): `hullward run --connect SOCK -- /bin/true`
 # against a `hullward serve` started in the tree for the row's binary (warm: its index is in
 # memory and, where the kernel allows, its change tracker tells it nothing changed). The client
-# process is part of the row's time.
+# process is part of the row's time. Then, per size, the same servers paced (benches/serve_rounds.c,
+# 300 ms between calls, at most 20 rounds; with BEFORE, that build's server in the same rounds).
 #
 # The workspaces are those of benches/plan.rs (`make_plan_tree` in bench-lib.sh: directories of
 # 50 files, a `.env` in every 10th), under target/bench-plan/tree-N, created once and reused.
@@ -25,6 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-30}
+paced=$((runs < 20 ? runs : 20))
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000)
 [ "${BENCH_WALK_1M:-0}" = 1 ] && [[ " ${sizes[*]} " != *" 1000000 "* ]] && sizes+=(1000000)
@@ -35,6 +37,7 @@ base=$PWD/target/bench-plan
 work=$(mktemp -d "$PWD/target/bench-walk.XXXXXX")
 sockdir=$(mktemp -d /tmp/hw-bench-walk.XXXXXX)
 servers=()
+gcc -O2 -o "$work/serve_rounds" benches/serve_rounds.c
 trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work" "$sockdir"' EXIT
 
 # Starts `BINARY serve` in TREE on SOCKET with state STATE and waits for its socket.
@@ -92,5 +95,12 @@ if "before-warm" in med:
     print(f"after / before: cold {med['cold'] / med['before-cold']:.2f}, "
           f"warm {med['warm'] / med['before-warm']:.2f}, served {med['served'] / med['before-served']:.2f}")
 PY
+  # Paced: calls 300 ms apart on one connection (an agent's calls come seconds apart; the next
+  # call's sandbox is then made before it comes), bare and bwrap in every round.
+  rounds_load=$(cut -d' ' -f1-3 /proc/loadavg)
+  (cd "$tree" && "$work/serve_rounds" "$sockdir/after-$files.sock" /bin/true "$paced" 300 \
+    ${BEFORE:+"$sockdir/before-$files.sock"} >"$work/rounds-$files.txt")
+  python3 scripts/bench-rounds.py "$work/rounds-$files.txt" \
+    "$files files served, paced (300 ms apart), load average $rounds_load (before)"
 done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (after)"
