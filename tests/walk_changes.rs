@@ -162,21 +162,37 @@ fn prepare(root: &Path) {
     write(&root.join("keep/readme.md"), "HW-README-OK\n");
 }
 
+/// A server for the change tests, on a root made by [`prepare`] and then `extra`, with a second
+/// filesystem (a tmpfs on `mnt`, holding `keep.txt`) and a directory outside the root. The fields
+/// drop in order: the server stops before the tmpfs is unmounted.
+struct Served {
+    server: Server,
+    _mnt: Tmpfs,
+    outside: PathBuf,
+    _outside_dir: tempfile::TempDir,
+}
+
+fn serve_root(extra: impl FnOnce(&Path)) -> Served {
+    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_dir.path().canonicalize().unwrap();
+    let mut mnt = None;
+    let server = Server::start_prepared(&["--unattended-policy", "allow"], |root| {
+        prepare(root);
+        extra(root);
+        mnt = Some(Tmpfs::mount(&root.join("mnt")));
+        write(&root.join("mnt/keep.txt"), "k\n");
+    });
+    Served { server, _mnt: mnt.expect("the root was prepared"), outside, _outside_dir: outside_dir }
+}
+
 /// Between served calls: each change is made, then the next call cannot read the denied path
 /// (nor the recorded `.env`) and reads the neighbour.
 #[test]
 fn what_changes_between_served_calls_is_protected_in_the_next() {
     let _serial = one_at_a_time();
-    let mounted = std::cell::RefCell::new(None::<Tmpfs>);
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let outside = outside.path().canonicalize().unwrap();
-    let server = Server::start_prepared(&["--unattended-policy", "allow"], |root| {
-        prepare(root);
-        *mounted.borrow_mut() = Some(Tmpfs::mount(&root.join("mnt")));
-        write(&root.join("mnt/keep.txt"), "k\n");
-    });
-    let root = server.root.clone();
-    let mut c = server.session(false);
+    let served = serve_root(|_| {});
+    let (root, outside) = (served.server.root.clone(), served.outside.clone());
+    let mut c = served.server.session(false);
     let call = |c: &mut serve_support::Conn, id: usize, script: &str| {
         c.call(json!({"id": id, "method": "run", "argv": ["sh", "-c", script]}))
     };
@@ -211,7 +227,7 @@ fn what_changes_between_served_calls_is_protected_in_the_next() {
     assert!(out.contains("HW-README-OK"), "the neighbour\n{out}\n{exit}");
     drop(c);
     drop(late);
-    drop(mounted);
+    drop(served);
 }
 
 /// A second name given between served calls to a `.env` the server already knows — a name no
@@ -250,20 +266,14 @@ fn a_hard_link_to_a_known_env_made_between_served_calls_is_masked_in_the_next() 
 #[test]
 fn what_changes_during_a_served_call_is_found_by_the_post_call_check() {
     let _serial = one_at_a_time();
-    let mounted = std::cell::RefCell::new(None::<Tmpfs>);
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let outside = outside.path().canonicalize().unwrap();
-    let server = Server::start_prepared(&["--unattended-policy", "allow"], |root| {
-        prepare(root);
+    let served = serve_root(|root| {
         write(&root.join("sync/keep.txt"), "k\n");
         for i in 0..200 {
             write(&root.join(format!("quiet/{}/{i}/f.txt", i % 10)), "q\n");
         }
-        *mounted.borrow_mut() = Some(Tmpfs::mount(&root.join("mnt")));
-        write(&root.join("mnt/keep.txt"), "k\n");
     });
-    let root = server.root.clone();
-    let mut c = server.session(false);
+    let (root, outside) = (served.server.root.clone(), served.outside.clone());
+    let mut c = served.server.session(false);
     for id in 0..3 {
         settle();
         let (_, exit) = c.call(json!({"id": id, "method": "run", "argv": ["true"]}));
@@ -315,7 +325,7 @@ fn what_changes_during_a_served_call_is_found_by_the_post_call_check() {
     drop(c);
     drop(cases);
     drop(late);
-    drop(mounted);
+    drop(served);
 }
 
 /// During a CLI call: the program and, from outside, the test change the tree in every way; the

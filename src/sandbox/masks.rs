@@ -1951,6 +1951,34 @@ mod tests {
         scan(&ScanSpec { limits, ..spec(&roots, deny, protect) })
     }
 
+    /// Rules of every kind a walk applies: deny (files and directories), write-protect, write
+    /// grants and read globs.
+    struct EveryKind {
+        deny: GlobRules,
+        protect: GlobRules,
+        write: GlobRules,
+        read: GlobRules,
+    }
+
+    impl EveryKind {
+        fn new() -> EveryKind {
+            EveryKind {
+                deny: rules(&["**/.env", "**/.env.*", "secrets/**", "infra/prod/**"]),
+                protect: builtin(&["**/.git/hooks", "**/.git/config"]),
+                write: rules(&["**/*.txt"]),
+                read: rules(&["docs/**", "**/*.md"]),
+            }
+        }
+
+        fn spec<'a>(&'a self, roots: &'a [PathBuf]) -> ScanSpec<'a> {
+            ScanSpec {
+                write_lists: vec![&self.write],
+                read: Some(&self.read),
+                ..spec(roots, &self.deny, &self.protect)
+            }
+        }
+    }
+
     fn spec<'a>(roots: &'a [PathBuf], deny: &'a GlobRules, protect: &'a GlobRules) -> ScanSpec<'a> {
         ScanSpec {
             roots,
@@ -2200,12 +2228,9 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.join("repo/sub")).unwrap();
         std::fs::write(root.join("out.txt"), "w").unwrap();
-        let deny = rules(&["**/.env", "**/.env.*", "secrets/**", "infra/prod/**"]);
-        let protect = builtin(&["**/.git/hooks", "**/.git/config"]);
-        let write = rules(&["**/*.txt"]);
-        let read = rules(&["docs/**", "**/*.md"]);
+        let every = EveryKind::new();
         let roots = [root.clone()];
-        let spec = ScanSpec { write_lists: vec![&write], read: Some(&read), ..spec(&roots, &deny, &protect) };
+        let spec = every.spec(&roots);
         // A tree written just now is not trusted: nothing of it is recorded yet.
         let (_, fresh) = scan_indexed(&spec, None).unwrap();
         assert!(fresh.is_none_or(|i| i.is_empty()), "directories changed within a clock tick were recorded");
@@ -2300,12 +2325,9 @@ mod tests {
         let (_t, root) = tree();
         std::fs::create_dir_all(root.join("repo/sub")).unwrap();
         std::fs::write(root.join("docs.md"), "d").unwrap();
-        let deny = rules(&["**/.env", "**/.env.*", "secrets/**", "infra/prod/**"]);
-        let protect = builtin(&["**/.git/hooks", "**/.git/config"]);
-        let write = rules(&["**/*.txt"]);
-        let read = rules(&["docs/**", "**/*.md"]);
+        let every = EveryKind::new();
         let roots = [root.clone()];
-        let spec = ScanSpec { write_lists: vec![&write], read: Some(&read), ..spec(&roots, &deny, &protect) };
+        let spec = every.spec(&roots);
         let quiet = HashSet::new();
         settle();
         let first = scan_tracked(&spec, None, Some(&quiet), None).unwrap();
