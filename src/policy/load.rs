@@ -1491,12 +1491,29 @@ mod tests {
         assert!(d[0].key == "--ro" && d[0].message.contains("not-here-either"), "{d:?}");
     }
 
+    /// A scratch directory outside every directory the default profile makes writable (`/tmp`):
+    /// the checkout's `target/` where the checkout lives outside them, else `/var/tmp`.
+    fn unwritable_scratch() -> tempfile::TempDir {
+        let in_checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch");
+        std::fs::create_dir_all(&in_checkout).unwrap();
+        let writable = load(&req_in(&in_checkout)).unwrap().sandbox.writable;
+        let in_checkout = in_checkout.canonicalize().unwrap();
+        let base = if writable.iter().any(|w| in_checkout.starts_with(w)) {
+            Path::new("/var/tmp").canonicalize().unwrap()
+        } else {
+            in_checkout
+        };
+        assert!(
+            !writable.iter().any(|w| base.starts_with(w)),
+            "{} is writable: {writable:?}",
+            base.display()
+        );
+        tempfile::tempdir_in(base).unwrap()
+    }
+
     #[test]
     fn a_read_only_dir_through_a_symlink_inside_a_writable_root_is_refused() {
-        // Outside `/tmp`, which the default profile makes writable.
-        let scratch = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch");
-        std::fs::create_dir_all(&scratch).unwrap();
-        let t = tempfile::tempdir_in(scratch).unwrap();
+        let t = unwritable_scratch();
         std::fs::create_dir_all(t.path().join("root")).unwrap();
         std::fs::create_dir_all(t.path().join("elsewhere")).unwrap();
         std::os::unix::fs::symlink(t.path().join("elsewhere"), t.path().join("root/cache")).unwrap();
