@@ -492,7 +492,8 @@ impl Sys for RealSys {
         let len = libc::off_t::try_from(size).map_err(|_| Errno(libc::EFBIG))?;
         // SAFETY: plain ftruncate(2) on a descriptor; no memory is passed.
         check(unsafe { libc::ftruncate(fd, len) })?;
-        let at = libc::timespec { tv_sec: mtime.0 as libc::time_t, tv_nsec: mtime.1 as libc::c_long };
+        // `as _`: the field types, without naming `time_t` (deprecated on musl, where it is to change).
+        let at = libc::timespec { tv_sec: mtime.0 as _, tv_nsec: mtime.1 as _ };
         let times = [at, at];
         // SAFETY: `times` lives on this frame for the call and holds the two entries futimens reads.
         check(unsafe { libc::futimens(fd, times.as_ptr()) })
