@@ -4,6 +4,8 @@
 # anything), with the load average and the CPU time (user + sys of the whole tree).
 #
 #   scripts/bench-work.sh [RUNS]     (default 5; BIN=path/to/hullward to compare builds)
+#                                    rows: bare, hullward (the CLI), served (through a server
+#                                    started in the workload's folder), bwrap
 #   BEFORE=path/to/old/hullward …    adds that binary's row (before) to the SAME run
 #
 # Workloads (generated once under target/bench-work, reused while present):
@@ -36,14 +38,45 @@ if [ ! -e "$cbuild/.done" ]; then
   touch "$cbuild/.done"
 fi
 
-# One workload: NAME DIR PREPARE COMMAND — bare, hullward, bwrap; prints medians, ratios, CPU.
+sockdir=$(mktemp -d /tmp/hw-bench-work.XXXXXX)
+server=
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$sockdir"' EXIT
+
+# The CPU time (user + sys, its reaped children included: every call's sandbox) of process PID,
+# in seconds.
+cpu_of() {
+  awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15 + $16 + $17) / hz }' "/proc/$1/stat"
+}
+
+# One workload: NAME DIR PREPARE COMMAND — bare, hullward, served (`run --connect` to a
+# `hullward serve` started in DIR), bwrap; prints medians, ratios, CPU. The served row's CPU is
+# the server's own over the row's calls (its warm-up calls included) divided by their number,
+# plus the client's: hyperfine sees only the client.
 bench() {
-  local name=$1 dir=$2 prepare=$3 cmd=$4 load before=()
+  local name=$1 dir=$2 prepare=$3 cmd=$4 load before=() sock=$sockdir/$1.sock cpu0 cpu1
+  rm -rf "$work/serve-$name" && mkdir -p "$work/serve-$name"
+  (cd "$dir" && HULLWARD_HOME=$work/serve-$name exec "$BIN" serve --socket "$sock" \
+    --unattended-policy allow --hitl off </dev/null 2>>"$work/serve-$name.log") &
+  server=$!
+  for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   [ -n "${BEFORE:-}" ] && before=(-n before "$BEFORE run -- $cmd")
+  cpu0=$(cpu_of "$server")
   (cd "$dir" && hyperfine -N --warmup 2 --runs "$runs" --prepare "$prepare" \
     --export-json "$work/$name.json" \
-    -n bare "$cmd" -n hullward "$BIN run -- $cmd" -n bwrap "$bwrap_cmd $cmd" "${before[@]}" >/dev/null)
+    -n bare "$cmd" -n hullward "$BIN run -- $cmd" -n served "$BIN run --connect $sock -- $cmd" \
+    -n bwrap "$bwrap_cmd $cmd" "${before[@]}" >/dev/null)
+  cpu1=$(cpu_of "$server")
+  kill "$server"; wait "$server" 2>/dev/null || true; server=
+  python3 - "$work/$name.json" "$cpu0" "$cpu1" "$runs" <<'PY'
+import json, sys
+path, cpu0, cpu1, runs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+doc = json.load(open(path))
+for r in doc["results"]:
+    if r["command"] == "served":
+        r["system"] += (cpu1 - cpu0) / (runs + 2)
+json.dump(doc, open(path, "w"))
+PY
   report_against "$work/$name.json" "$name" "$load" bare
 }
 
