@@ -7,6 +7,9 @@
 //! approvals asked mid-call), [`MODERN`] its default, which discovers the server and speaks
 //! 2026-07-28 (per-request `_meta`; approvals as `input_required` round trips).
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -61,7 +64,7 @@ struct Lab {
 
 impl Lab {
     fn new() -> Lab {
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp");
+        let base = scratch::parent("mcp");
         std::fs::create_dir_all(&base).unwrap();
         let dir = tempfile::tempdir_in(&base).unwrap();
         let path = dir.path().canonicalize().unwrap();

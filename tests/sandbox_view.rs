@@ -486,7 +486,7 @@ fn check_and_run_agree_that_the_hosts_tmp_run_and_shm_are_not_the_programs() {
 /// Landlock no layer holds the promise: strict mode refuses.
 #[test]
 fn read_globs_bind_the_program_as_they_bind_check_path() {
-    let sb = Sandbox::outside_private_dirs();
+    let sb = Sandbox::new();
     sb.write("src/main.rs", "fn main() {} // HW-SRC-OK\n");
     sb.write("notes/plan.md", "HW-NOTES-MD-OK\n");
     sb.write("private/data.txt", "HW-READ-DENIED-8812\n");
@@ -665,7 +665,7 @@ fn deny_rules_apply_inside_system_dirs_for_run_as_for_check() {
 fn read_globs_refuse_a_root_inside_a_tree_the_program_may_read_whole() {
     // Landlock only adds rights: with HOME the root's parent, the call's private HOME is granted
     // whole and would keep the root readable whatever the Read globs say.
-    let sb = Sandbox::outside_private_dirs();
+    let sb = Sandbox::new();
     sb.write("src/main.rs", "HW-SRC-OK\n");
     sb.write("private/data.txt", "HW-READ-DENIED-4471\n");
     let run = |flags: &[&str], home: &Path| {

@@ -1,7 +1,7 @@
 //! Shared helpers of the real-kernel sandbox battery (`tests/sandbox_*.rs`).
 //!
-//! Every test gets its own [`Sandbox`]: a scratch directory under `CARGO_TARGET_TMPDIR` (never
-//! under `/tmp`, which the child sees as a private tmpfs) holding
+//! Every test gets its own [`Sandbox`]: a scratch directory under `CARGO_TARGET_TMPDIR` (or
+//! `/var/tmp` when the checkout is under `/tmp`, which the child sees as a private tmpfs) holding
 //! * `ws/`      — the sandbox root (`--root`, and the working directory of hullward),
 //! * `home/`    — the `HOME` hullward runs with, with `~/.ssh/id_rsa` planted in it,
 //! * `outside/` — a sibling of the root with a secret in it.
@@ -21,6 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+#[path = "scratch.rs"]
+pub mod scratch;
 
 /// A script prefix that waits for `.hw-sup` and sets `$SUP` to the supervisor's host pid.
 pub const AWAIT_SUP: &str = "until [ -s .hw-sup ]; do sleep 0.01; done; SUP=$(cat .hw-sup); ";
@@ -167,20 +170,10 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// A scratch area under `CARGO_TARGET_TMPDIR/sandbox`.
+    /// A scratch area outside every directory a call gets a private one of, wherever the
+    /// checkout is ([`scratch::parent`]).
     pub fn new() -> Sandbox {
-        let parent = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sandbox");
-        Sandbox::in_dir(&parent)
-    }
-
-    /// A scratch area that lies in none of the directories a call gets private ones of (`/tmp`,
-    /// `/run`, `/dev/shm`), wherever the checkout is: under `CARGO_TARGET_TMPDIR`, or
-    /// `/var/tmp` when that is below one of them.
-    pub fn outside_private_dirs() -> Sandbox {
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        let private = ["/tmp", "/run", "/dev/shm"].iter().any(|d| target.starts_with(d));
-        let parent = if private { PathBuf::from("/var/tmp/hullward-tests") } else { target.join("sandbox") };
-        Sandbox::in_dir(&parent)
+        Sandbox::in_dir(&scratch::parent("sandbox"))
     }
 
     /// A scratch area under `parent` (e.g. the host's `/tmp`).
