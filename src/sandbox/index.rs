@@ -30,7 +30,7 @@
 //! tracker's generation the walk that validated it started at ([`super::changes`]): the next walk
 //! asks the tracker what changed since then, and replays the rest without a `stat`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::{DirBuilder, OpenOptions};
 use std::hash::{Hash, Hasher};
@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::masks::{Entry, Listed, MaskKind, Replay};
+use super::masks::{dir_key, key_within, Entry, Listed, MaskKind, Replay};
 
 /// Format of the file; a file of another version is ignored.
 const MAGIC: &[u8; 8] = b"HWIDX\x00\x00\x01";
@@ -83,12 +83,12 @@ pub struct Index {
 
 impl Index {
     pub fn new(dirs: HashMap<PathBuf, Listing>) -> Index {
-        Index { dirs: dirs.into_iter().map(|(d, l)| (super::masks::dir_key(&d).to_vec(), l)).collect() }
+        Index { dirs: dirs.into_iter().map(|(d, l)| (dir_key(&d).to_vec(), l)).collect() }
     }
 
     /// The listing recorded for `dir`.
     pub fn get(&self, dir: &Path) -> Option<&Listing> {
-        self.dirs.get(super::masks::dir_key(dir))
+        self.dirs.get(dir_key(dir))
     }
 
     pub fn len(&self) -> usize {
@@ -97,6 +97,29 @@ impl Index {
 
     pub fn is_empty(&self) -> bool {
         self.dirs.is_empty()
+    }
+
+    /// How many entries the listings of the directories in or below `dirs` (keys) hold.
+    pub fn entries_within(&self, dirs: &[Vec<u8>]) -> usize {
+        if dirs.is_empty() {
+            return 0;
+        }
+        let within = |key: &[u8]| dirs.iter().any(|d| key_within(key, d));
+        self.dirs.iter().filter(|(key, _)| within(key)).map(|(_, l)| l.entries).sum()
+    }
+
+    /// This index after a walk of the directories in or below `dirs` (keys) alone: their
+    /// listings are the ones that walk `read` anew or `replayed` from this index; the rest are
+    /// this index's.
+    pub fn patched(&self, dirs: &[Vec<u8>], read: Vec<(PathBuf, Listing)>, replayed: &[PathBuf]) -> Index {
+        let replayed: HashSet<&[u8]> = replayed.iter().map(|d| dir_key(d)).collect();
+        let kept = self
+            .dirs
+            .iter()
+            .filter(|(key, _)| replayed.contains(key.as_slice()) || !dirs.iter().any(|d| key_within(key, d)))
+            .map(|(key, listing)| (key.clone(), listing.clone()));
+        let read = read.into_iter().map(|(d, listing)| (dir_key(&d).to_vec(), listing));
+        Index { dirs: kept.chain(read).collect() }
     }
 }
 

@@ -36,7 +36,7 @@
 //! without even its `stat`; everything else is walked by ctime as above.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -642,6 +642,8 @@ struct Walk<'a> {
     ready: Condvar,
     found: Mutex<Found>,
     entries: AtomicUsize,
+    /// Of those, the entries of directories a deny rule covers.
+    covered_entries: AtomicUsize,
 }
 
 /// How many threads may walk at once: the CPUs this process may use, at most 8 — read once per
@@ -687,11 +689,31 @@ pub fn scan_tracked(
     tracked: Option<&HashSet<Vec<u8>>>,
     replay: Option<&Arc<Replay>>,
 ) -> Result<Scanned, WalkError> {
-    let replay = replay.filter(|_| index.is_some() && tracked.is_some_and(|t| quiet_under(t, spec.roots)));
-    if let Some(replay) = replay {
-        let (snapshot, _) = walk(spec, None, index, tracked, Some(replay))?;
-        return Ok(Scanned { snapshot, index: None, replay: Some(replay.clone()) });
+    if let (Some(replay), Some(index), Some(changed)) = (replay, index, tracked) {
+        let Some(changed) = outermost_changes(changed, spec.roots) else {
+            return scan_walked(spec, Some(index), tracked);
+        };
+        if changed.is_empty() {
+            let again = Again { replay, changed: &[], seeds: &[] };
+            let (snapshot, _) = walk(spec, None, Some(index), tracked, Some(again))?;
+            return Ok(Scanned { snapshot, index: None, replay: Some(replay.clone()) });
+        }
+        if let Some(seeds) = seeds(spec, replay, &changed) {
+            let again = Again { replay, changed: &changed, seeds: &seeds };
+            let (snapshot, listed) = walk(spec, None, Some(index), tracked, Some(again))?;
+            let next = index.patched(&changed, listed.read, &listed.replayed);
+            return Ok(Scanned { snapshot, index: Some(next), replay: listed.replay });
+        }
     }
+    scan_walked(spec, index, tracked)
+}
+
+/// [`scan_tracked`] visiting every directory it cannot vouch for.
+fn scan_walked(
+    spec: &ScanSpec<'_>,
+    index: Option<&Index>,
+    tracked: Option<&HashSet<Vec<u8>>>,
+) -> Result<Scanned, WalkError> {
     let (snapshot, listed) = walk(spec, None, index, tracked, None)?;
     let fresh = listed.relisted || index.map_or(0, Index::len) != listed.read.len() + listed.replayed.len();
     let next = fresh.then(|| {
@@ -757,18 +779,80 @@ pub struct Replay {
     met: Vec<(Pending, Listed)>,
     /// The walk's directories and their ctimes (the walk after the call compares against them).
     dirs: Arc<HashMap<PathBuf, i128>>,
-    /// Entries the walk counted in the directories it replayed or listed.
+    /// Entries the walk counted in the directories it replayed or listed (not those a deny rule
+    /// covers: a replay reads and counts them again).
     entries: usize,
+}
+
+/// What a walk applies from the last one instead of visiting directories (see [`Replay`]).
+#[derive(Clone, Copy)]
+struct Again<'a> {
+    replay: &'a Replay,
+    /// The outermost directories the tracker reports changed, as keys (empty: none): what the
+    /// replay met below them is not applied, and `seeds` walks them instead.
+    changed: &'a [Vec<u8>],
+    seeds: &'a [Pending],
+}
+
+/// The outermost directories of `changed` that lie below one of `roots`, as keys; `None` when a
+/// root itself is one (then nothing is left to replay around it).
+fn outermost_changes(changed: &HashSet<Vec<u8>>, roots: &[PathBuf]) -> Option<Vec<Vec<u8>>> {
+    let mut outer = Vec::new();
+    for key in changed {
+        if !roots.iter().any(|r| key_within(key, dir_key(r))) {
+            continue;
+        }
+        if roots.iter().any(|r| key.as_slice() == dir_key(r)) {
+            return None;
+        }
+        if !ancestors(key).any(|a| changed.contains(a)) {
+            outer.push(key.clone());
+        }
+    }
+    outer.sort();
+    Some(outer)
+}
+
+/// The walks a partial replay starts with: each changed directory as a full walk would reach
+/// it — its depth, and whether a `Read` glob covers it, from the entries the replay met above
+/// it. A directory below an entry that is not descended into (denied, write-protected, hidden)
+/// has none: a full walk never reads it (the directories a deny rule covers are read anyway).
+/// `None` when one lies deeper than the walk may go.
+fn seeds(spec: &ScanSpec<'_>, replay: &Replay, changed: &[Vec<u8>]) -> Option<Vec<Pending>> {
+    let above: Vec<(PathBuf, &Listed)> = replay
+        .met
+        .iter()
+        .filter(|(_, listed)| listed.read_match || listed.entry != Entry::Descend)
+        .map(|(at, listed)| (spec.roots[at.root].join(&at.rel).join(&listed.name), listed))
+        .collect();
+    let mut seeds = Vec::new();
+    for key in changed {
+        let dir = Path::new(OsStr::from_bytes(key));
+        let (root, rel) =
+            spec.roots.iter().enumerate().find_map(|(i, r)| Some((i, dir.strip_prefix(r).ok()?)))?;
+        let depth = rel.components().count();
+        if depth >= spec.limits.max_depth {
+            return None;
+        }
+        let over = |p: &PathBuf| key_within(key, dir_key(p));
+        if above.iter().any(|(p, l)| l.entry != Entry::Descend && over(p)) {
+            continue;
+        }
+        seeds.push(Pending {
+            root,
+            rel: rel.to_path_buf(),
+            depth,
+            covered: false,
+            read_covered: above.iter().any(|(p, l)| l.read_match && over(p)),
+            untracked: false,
+        });
+    }
+    Some(seeds)
 }
 
 /// Whether applying `listed` does anything but queue its subdirectory.
 fn matters(listed: &Listed) -> bool {
     listed.git_dir || listed.read_match || listed.entry != Entry::Descend
-}
-
-/// Whether none of the directories `changed` lies in (or is) one of `roots`.
-fn quiet_under(changed: &HashSet<Vec<u8>>, roots: &[PathBuf]) -> bool {
-    !changed.iter().any(|d| roots.iter().any(|r| key_within(d, dir_key(r))))
 }
 
 /// What [`scan_tracked`] found: the snapshot, the index when it changed, and what the next walk
@@ -787,7 +871,7 @@ fn walk(
     previous: Option<&Snapshot>,
     index: Option<&Index>,
     tracked: Option<&HashSet<Vec<u8>>>,
-    replay: Option<&Replay>,
+    again: Option<Again<'_>>,
 ) -> Result<Walked, WalkError> {
     let started = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     let trusted_before = i128::try_from(started.saturating_sub(CTIME_TICK).as_nanos()).unwrap_or(0);
@@ -835,10 +919,10 @@ fn walk(
         relisted: AtomicBool::new(false),
         // Only a walk before a call is replayed; a walk after one records nothing to replay.
         unreplayable: AtomicBool::new(previous.is_some()),
-        recording: previous.is_none() && replay.is_none(),
+        recording: previous.is_none() && again.is_none_or(|a| !a.changed.is_empty()),
         queue: Mutex::new(Queue {
-            dirs: match replay {
-                Some(_) => Vec::new(),
+            dirs: match again {
+                Some(a) => a.seeds.to_vec(),
                 None => (0..spec.roots.len())
                     .map(|root| Pending {
                         root,
@@ -857,9 +941,10 @@ fn walk(
         ready: Condvar::new(),
         found: Mutex::new(Found::default()),
         entries: AtomicUsize::new(0),
+        covered_entries: AtomicUsize::new(0),
     };
-    if let Some(replay) = replay {
-        walk.meet_again(replay);
+    if let Some(again) = again {
+        walk.meet_again(again);
     }
     std::thread::scope(|scope| {
         let mut spawned = 0;
@@ -879,6 +964,8 @@ fn walk(
     walk.mask_unread();
     walk.literal_through_symlinks();
     let entries_seen = walk.entries.load(Ordering::Relaxed);
+    // What a replay counts again for itself: the directories a deny rule covers are read anew.
+    let uncovered_entries = entries_seen.saturating_sub(walk.covered_entries.load(Ordering::Relaxed));
     let relisted = walk.relisted.load(Ordering::Relaxed);
     let replayable = !walk.unreplayable.load(Ordering::Relaxed);
     let found = walk.found;
@@ -914,8 +1001,17 @@ fn walk(
         skipped_links: found.skipped_links,
         stamps,
         git_dirs,
-        dirs: match replay {
-            Some(replay) => replay.dirs.clone(),
+        dirs: match again {
+            Some(a) if a.changed.is_empty() => a.replay.dirs.clone(),
+            Some(a) => Arc::new(
+                a.replay
+                    .dirs
+                    .iter()
+                    .filter(|(d, _)| !a.changed.iter().any(|c| key_within(dir_key(d), c)))
+                    .map(|(d, t)| (d.clone(), *t))
+                    .chain(found.dirs)
+                    .collect(),
+            ),
             None => Arc::new(found.dirs.into_iter().collect()),
         },
         entries_seen,
@@ -928,7 +1024,7 @@ fn walk(
         link_loops: found.link_loops,
         tracked: None,
     };
-    let replay = (replayable && replay.is_none()).then(|| {
+    let replay = (replayable && again.is_none_or(|a| !a.changed.is_empty())).then(|| {
         let mut met = found.met;
         // In the order of their paths: what a replay finds then comes sorted, and sorting it
         // (component by component) is one comparison per entry.
@@ -940,7 +1036,7 @@ fn walk(
                 .map(|b| if b == b'/' { 0 } else { b })
                 .collect::<Vec<u8>>()
         });
-        Arc::new(Replay { met, dirs: snapshot.dirs.clone(), entries: entries_seen })
+        Arc::new(Replay { met, dirs: snapshot.dirs.clone(), entries: uncovered_entries })
     });
     Ok((snapshot, Listings { read: found.listings, replayed: found.replayed, relisted, replay }))
 }
@@ -957,7 +1053,7 @@ pub fn dir_key(dir: &Path) -> &[u8] {
 }
 
 /// Whether the directory `key` is `outer` or lies below it (both [`dir_key`]s).
-fn key_within(key: &[u8], outer: &[u8]) -> bool {
+pub(crate) fn key_within(key: &[u8], outer: &[u8]) -> bool {
     key.starts_with(outer) && (key.len() == outer.len() || outer == b"/" || key[outer.len()] == b'/')
 }
 
@@ -1279,6 +1375,9 @@ impl Walk<'_> {
                 return Err(Stop::Entries);
             }
             listing.entries += 1;
+            if at.covered {
+                self.covered_entries.fetch_add(1, Ordering::Relaxed);
+            }
             let Ok(ft) = entry.file_type() else { continue };
             child.push(entry.file_name());
             let path = base.join(&child);
@@ -1446,11 +1545,23 @@ impl Walk<'_> {
         }
     }
 
-    /// Applies every entry of `replay` again, as [`Walk::replay`] would in each directory, and
-    /// queues the directories a deny rule covers (read, as always); nothing else is visited.
-    fn meet_again(&self, replay: &Replay) {
-        self.entries.store(replay.entries, Ordering::Relaxed);
-        let covered = in_parallel(&replay.met, |(at, listed)| {
+    /// Applies every entry of the replay again — but those met below a changed directory,
+    /// which its seed walks instead — as [`Walk::replay`] would in each directory, and queues
+    /// the directories a deny rule covers (read, as always); nothing else is visited.
+    fn meet_again(&self, again: Again<'_>) {
+        let below_changed = |at: &Pending| {
+            let dir = self.spec.roots[at.root].join(&at.rel);
+            again.changed.iter().any(|c| key_within(dir_key(&dir), c))
+        };
+        let met: Vec<&(Pending, Listed)> = if again.changed.is_empty() {
+            again.replay.met.iter().collect()
+        } else {
+            again.replay.met.iter().filter(|(at, _)| !below_changed(at)).collect()
+        };
+        // The entries the seeds count again are no longer the replay's.
+        let walked_again = self.index.map_or(0, |i| i.entries_within(again.changed));
+        self.entries.store(again.replay.entries.saturating_sub(walked_again), Ordering::Relaxed);
+        let covered = in_parallel(&met, |(at, listed)| {
             let rel = at.rel.join(&listed.name);
             let path = self.spec.roots[at.root].join(&rel);
             let mut subdirs = Vec::new();
@@ -1458,7 +1569,7 @@ impl Walk<'_> {
             subdirs.retain(|d| d.covered);
             subdirs
         });
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).dirs = covered.into_iter().flatten().collect();
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).dirs.extend(covered.into_iter().flatten());
     }
 
     /// Acts on one classified entry: masks, binds, stamps, pins, or queues it.
@@ -2222,26 +2333,12 @@ mod tests {
         fresh.or(index).unwrap_or_default()
     }
 
-    #[test]
-    fn the_index_never_hides_a_change_made_between_walks() {
-        let (_t, root) = tree();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(root.join("repo/sub")).unwrap();
-        std::fs::write(root.join("out.txt"), "w").unwrap();
-        let every = EveryKind::new();
-        let roots = [root.clone()];
-        let spec = every.spec(&roots);
-        // A tree written just now is not trusted: nothing of it is recorded yet.
-        let (_, fresh) = scan_indexed(&spec, None).unwrap();
-        assert!(fresh.is_none_or(|i| i.is_empty()), "directories changed within a clock tick were recorded");
-        settle();
-        let mut index = indexed_walk_matches_a_full_walk(&spec, None, "the first walk");
-        assert!(!index.is_empty());
-        let (_, unchanged) = scan_indexed(&spec, Some(&index)).unwrap();
-        assert!(unchanged.is_none(), "a walk of an unchanged tree rewrote the index");
+    type Mutation<'a> = (&'a str, Box<dyn Fn() + 'a>);
 
-        type Mutation<'a> = (&'a str, Box<dyn Fn() + 'a>);
-        let changes: Vec<Mutation<'_>> = vec![
+    /// Every kind of change a tree can see between two walks, on the tree of [`tree`] (with
+    /// `repo/sub` and `out.txt` added), `outside` a directory beside it.
+    fn mutations<'a>(root: &'a Path, outside: &'a Path) -> Vec<Mutation<'a>> {
+        vec![
             (
                 "a new .env deep in an unchanged tree",
                 Box::new(|| std::fs::write(root.join("a/b/.env"), "N=1").unwrap()),
@@ -2249,8 +2346,8 @@ mod tests {
             (
                 "a file renamed in under a denied name",
                 Box::new(|| {
-                    std::fs::write(outside.path().join("plain"), "S=1").unwrap();
-                    std::fs::rename(outside.path().join("plain"), root.join("a/.env.prod")).unwrap();
+                    std::fs::write(outside.join("plain"), "S=1").unwrap();
+                    std::fs::rename(outside.join("plain"), root.join("a/.env.prod")).unwrap();
                 }),
             ),
             (
@@ -2303,7 +2400,28 @@ mod tests {
                 "a denied directory made",
                 Box::new(|| std::fs::create_dir_all(root.join("infra/prod/more")).unwrap()),
             ),
-        ];
+        ]
+    }
+
+    #[test]
+    fn the_index_never_hides_a_change_made_between_walks() {
+        let (_t, root) = tree();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.join("repo/sub")).unwrap();
+        std::fs::write(root.join("out.txt"), "w").unwrap();
+        let every = EveryKind::new();
+        let roots = [root.clone()];
+        let spec = every.spec(&roots);
+        // A tree written just now is not trusted: nothing of it is recorded yet.
+        let (_, fresh) = scan_indexed(&spec, None).unwrap();
+        assert!(fresh.is_none_or(|i| i.is_empty()), "directories changed within a clock tick were recorded");
+        settle();
+        let mut index = indexed_walk_matches_a_full_walk(&spec, None, "the first walk");
+        assert!(!index.is_empty());
+        let (_, unchanged) = scan_indexed(&spec, Some(&index)).unwrap();
+        assert!(unchanged.is_none(), "a walk of an unchanged tree rewrote the index");
+
+        let changes = mutations(&root, outside.path());
         for (what, change) in changes {
             settle();
             index = indexed_walk_matches_a_full_walk(&spec, Some(index), "settling");
@@ -2359,6 +2477,64 @@ mod tests {
             let walked = scan_tracked(&spec, index, tracked, Some(&replay)).unwrap();
             assert!(walked.snapshot.stamps.contains_key(&root.join("a/.env")), "the replay hid a new .env");
         }
+    }
+
+    /// Every directory under `dir` (itself included, no symlink followed) and its ctime.
+    fn dir_ctimes(dir: &Path) -> HashMap<Vec<u8>, i128> {
+        let mut found = HashMap::new();
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(d) = pending.pop() {
+            found.insert(dir_key(&d).to_vec(), ctime_ns(&std::fs::symlink_metadata(&d).unwrap()));
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let entry = entry.unwrap();
+                if entry.file_type().unwrap().is_dir() {
+                    pending.push(entry.path());
+                }
+            }
+        }
+        found
+    }
+
+    /// With some directories changed, a walk applies what the last walk met everywhere else and
+    /// walks only those directories — and decides exactly what a full walk decides, after every
+    /// kind of change, with the same directories and the same index; the replay it leaves
+    /// serves the next walk the same way. The changed directories are those whose names changed
+    /// (their ctime moved, or they are new), as the tracker reports them.
+    #[test]
+    fn a_partial_replay_decides_what_a_full_walk_decides() {
+        let (_t, root) = tree();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.join("repo/sub")).unwrap();
+        std::fs::write(root.join("out.txt"), "w").unwrap();
+        let every = EveryKind::new();
+        let roots = [root.clone()];
+        let spec = every.spec(&roots);
+        settle();
+        let first = scan_tracked(&spec, None, Some(&HashSet::new()), None).unwrap();
+        let (mut index, mut replay) = (first.index.unwrap(), first.replay.unwrap());
+        let mut partial_walks = 0;
+        for (what, change) in mutations(&root, outside.path()) {
+            let before = dir_ctimes(&root);
+            change();
+            let after = dir_ctimes(&root);
+            let changed: HashSet<Vec<u8>> =
+                after.iter().filter(|(d, t)| before.get(*d) != Some(t)).map(|(d, _)| d.clone()).collect();
+            settle();
+            let partial = outermost_changes(&changed, &roots).is_some_and(|c| !c.is_empty());
+            partial_walks += usize::from(partial);
+            let walked = scan_tracked(&spec, Some(&index), Some(&changed), Some(&replay)).unwrap();
+            let full = scan_tracked(&spec, None, None, None).unwrap();
+            assert_eq!(decisions(&walked.snapshot), decisions(&full.snapshot), "{what}");
+            assert_eq!(walked.snapshot.dirs, full.snapshot.dirs, "{what}: the directories");
+            let next = walked.index.unwrap_or(index);
+            assert_eq!(Some(&next), full.index.as_ref(), "{what}: the index");
+            index = next;
+            replay = walked.replay.unwrap_or_else(|| panic!("{what}: a settled walk leaves a replay"));
+            if partial {
+                assert_eq!(replay.entries, full.replay.unwrap().entries, "{what}: the entries counted");
+            }
+        }
+        assert!(partial_walks >= 8, "only {partial_walks} changes were walked in part");
     }
 
     /// A walk that read a directory it cannot trust (changed within a clock tick) or stopped at
