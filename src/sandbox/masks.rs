@@ -2335,8 +2335,17 @@ mod tests {
 
     type Mutation<'a> = (&'a str, Box<dyn Fn() + 'a>);
 
-    /// Every kind of change a tree can see between two walks, on the tree of [`tree`] (with
-    /// `repo/sub` and `out.txt` added), `outside` a directory beside it.
+    /// The tree of [`tree`] with `repo/sub` and `out.txt` added, and a directory beside it: what
+    /// [`mutations`] changes.
+    fn mutable_tree() -> (tempfile::TempDir, PathBuf, tempfile::TempDir) {
+        let (t, root) = tree();
+        std::fs::create_dir_all(root.join("repo/sub")).unwrap();
+        std::fs::write(root.join("out.txt"), "w").unwrap();
+        (t, root, tempfile::tempdir().unwrap())
+    }
+
+    /// Every kind of change a tree can see between two walks, on a [`mutable_tree`] (`outside`
+    /// the directory beside it).
     fn mutations<'a>(root: &'a Path, outside: &'a Path) -> Vec<Mutation<'a>> {
         vec![
             (
@@ -2405,10 +2414,7 @@ mod tests {
 
     #[test]
     fn the_index_never_hides_a_change_made_between_walks() {
-        let (_t, root) = tree();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(root.join("repo/sub")).unwrap();
-        std::fs::write(root.join("out.txt"), "w").unwrap();
+        let (_t, root, outside) = mutable_tree();
         let every = EveryKind::new();
         let roots = [root.clone()];
         let spec = every.spec(&roots);
@@ -2502,10 +2508,7 @@ mod tests {
     /// (their ctime moved, or they are new), as the tracker reports them.
     #[test]
     fn a_partial_replay_decides_what_a_full_walk_decides() {
-        let (_t, root) = tree();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(root.join("repo/sub")).unwrap();
-        std::fs::write(root.join("out.txt"), "w").unwrap();
+        let (_t, root, outside) = mutable_tree();
         let every = EveryKind::new();
         let roots = [root.clone()];
         let spec = every.spec(&roots);
