@@ -8,9 +8,10 @@
 //! A long-lived process (`serve`, `mcp`) calls [`keep_file_values`] once: from then on the values
 //! of each protected file it reads are kept, and the next call takes them instead of reading the
 //! file while one `stat` — the walk's own, earlier in the same call, or one of its own — says it
-//! is the very same content: the same inode, size, modification and change times. A write moves the change time and no program can set it back; a value is
-//! kept only when the file's change time was older than a clock tick when it was read (a write
-//! in the same tick could keep it), so a kept value is never one a file no longer holds.
+//! is the very same content: the same inode, size, modification and change times. A write moves
+//! the change time and no program can set it back; a value is kept only when the file's change
+//! time was older than a clock tick when it was read (a write in the same tick could keep it), so
+//! a kept value is never one a file no longer holds.
 //!
 //! Only values of at least [`MIN_SECRET_CHARS`] characters are kept (`true` or `3000` would mangle
 //! ordinary output). The protected files are the ones the sandbox's walk of the roots found
