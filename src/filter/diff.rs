@@ -28,6 +28,8 @@
 //! beginning rules a header out. A longer line is no header git writes: it is released (or, if it
 //! began like a file header, treated as a protected one), so a 1 GiB line streams in bounded memory.
 
+use std::collections::HashMap;
+
 use memchr::memmem::Finder;
 use memchr::{memchr, memrchr};
 
@@ -36,6 +38,10 @@ use super::protected::ProtectedPaths;
 
 /// The longest line held back to be read as a header.
 pub const LINE_CAP: usize = 64 * 1024;
+
+/// Header names whose verdict is remembered (see [`DiffFilter::hidden_name`]); the memo is emptied
+/// when it holds this many.
+const VERDICTS_CAP: usize = 256;
 
 /// What a header line means for the lines after it.
 enum Action {
@@ -69,6 +75,8 @@ pub struct DiffFilter {
     at: Position,
     held: Vec<u8>,
     bodies_hidden: u64,
+    /// The text after `diff --git ` of headers already judged, and the name each one hides.
+    verdicts: HashMap<Vec<u8>, Option<Vec<u8>>>,
 }
 
 /// Never prints the held line (output not yet masked).
@@ -94,6 +102,7 @@ impl DiffFilter {
             at: Position::LineStart,
             held: Vec::new(),
             bodies_hidden: 0,
+            verdicts: HashMap::new(),
         }
     }
 
@@ -317,17 +326,12 @@ impl DiffFilter {
         self.bodies_hidden += 1;
     }
 
-    fn action(&self, line: &[u8]) -> Action {
+    fn action(&mut self, line: &[u8]) -> Action {
         let content = line.strip_suffix(b"\n").unwrap_or(line);
         let content = content.strip_suffix(b"\r").unwrap_or(content);
         match githeader::classify(content) {
             Line::GitHeader { decoration, rest } if self.header_allowed(&decoration, content) => {
-                let hidden_name = match header_paths(&rest) {
-                    Readings::Paths(paths) => {
-                        paths.iter().find(|p| self.protected.is_protected(p)).map(|p| shown_name(p))
-                    }
-                    Readings::Unbounded => Some(shown_name(&rest)),
-                };
+                let hidden_name = self.hidden_name(rest);
                 Action::FileHeader { decoration, hidden_name }
             }
             Line::CombinedHeader { decoration, rest } if self.header_allowed(&decoration, content) => {
@@ -340,6 +344,27 @@ impl DiffFilter {
             }
             _ => Action::Keep,
         }
+    }
+
+    /// The name a `diff --git ` header hides (its text after that, `rest`), `None` when it names
+    /// no protected file. The verdict depends on nothing but `rest`, and a long `git log -p` names
+    /// the same few files again and again, so each verdict is remembered: the deny globs are
+    /// matched once per name, not once per header.
+    fn hidden_name(&mut self, rest: Vec<u8>) -> Option<Vec<u8>> {
+        if let Some(known) = self.verdicts.get(&rest) {
+            return known.clone();
+        }
+        let verdict = match header_paths(&rest) {
+            Readings::Paths(paths) => {
+                paths.iter().find(|p| self.protected.is_protected(p)).map(|p| shown_name(p))
+            }
+            Readings::Unbounded => Some(shown_name(&rest)),
+        };
+        if self.verdicts.len() >= VERDICTS_CAP {
+            self.verdicts.clear();
+        }
+        self.verdicts.insert(rest, verdict.clone());
+        verdict
     }
 
     /// While hiding, a file header must sit in the same graph columns as the one that started the
@@ -451,6 +476,30 @@ commit 2222222222222222222222222222222222222222\nAuthor: A <a@example.com>\n\n  
     #[test]
     fn hides_protected_bodies_and_keeps_the_rest() {
         assert_eq!(String::from_utf8(run(LOG.as_bytes(), &[])).unwrap(), WANT);
+    }
+
+    #[test]
+    fn remembered_verdicts_decide_as_the_first_did() {
+        // Each name comes back after more other names than the memo holds, and again right away:
+        // verdicts are taken from the memo, from a memo emptied when full, and afresh.
+        let names: Vec<String> = (0..VERDICTS_CAP + 7)
+            .map(|i| if i % 3 == 0 { format!("app{i}/.env") } else { format!("src/f{i}.rs") })
+            .collect();
+        let mut input = String::new();
+        let mut want = String::new();
+        for name in names.iter().chain(&names).flat_map(|n| [n, n]) {
+            let header = format!("diff --git a/{name} b/{name}\n");
+            let body = format!("--- a/{name}\n+++ b/{name}\n@@ -1 +1 @@\n-old\n+new\n");
+            input += &header;
+            input += &body;
+            want += &header;
+            if name.ends_with(".env") {
+                want += &format!("[content hidden: '{name}' matches a FileSystem deny rule]\n");
+            } else {
+                want += &body;
+            }
+        }
+        assert_eq!(String::from_utf8(run(input.as_bytes(), &[])).unwrap(), want);
     }
 
     #[test]
