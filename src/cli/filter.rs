@@ -2,23 +2,20 @@
 //! sandboxed child's output would be filtered (Decision 13: the secrets come from this process's
 //! own environment, roots and home).
 //!
-//! Reads are large ([`READ_SIZE`]; a pipe on stdin is grown as the pumps grow theirs,
-//! [`PipeReader`]) and written out as soon as they are filtered. A closed stdout
+//! Reads are large and placed for a fast copy ([`ReadBuf`]; a pipe on stdin is grown as the pumps
+//! grow theirs, [`PipeReader`]) and written out as soon as they are filtered. A closed stdout
 //! (`hullward filter | head`) ends the copy quietly with status 0, as the reader asked for no more;
 //! any other read or write error is hullward's failure (125), naming the stream.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::AsFd;
 
 use super::CommonArgs;
 use crate::error::Error;
 use crate::filter::{OutputFilter, SecretSet};
-use crate::supervisor::pump::PipeReader;
-
-/// Bytes asked for per `read(2)`.
-pub const READ_SIZE: usize = 256 * 1024;
+use crate::supervisor::pump::{PipeReader, ReadBuf, READ_SIZE};
 
 pub fn run(common: &CommonArgs) -> Result<u8, Error> {
     let policy = common.policy()?;
@@ -52,19 +49,20 @@ enum Failure {
     Write(io::Error),
 }
 
-fn copy(filter: &mut OutputFilter, input: &mut impl Read, output: &mut impl Write) -> Result<(), Failure> {
-    let mut buf = vec![0u8; READ_SIZE];
+fn copy(filter: &mut OutputFilter, input: &mut PipeReader, output: &mut impl Write) -> Result<(), Failure> {
+    let mut buf = ReadBuf::new();
     let mut out = Vec::with_capacity(READ_SIZE + 4096);
     loop {
-        let n = match input.read(&mut buf) {
-            Ok(n) => n,
+        let read = match input.read_into(&mut buf) {
+            Ok(read) => read,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(Failure::Read(e)),
         };
+        let n = read.len();
         if n == 0 {
             filter.finish(&mut out);
         } else {
-            filter.push(&buf[..n], &mut out);
+            filter.push(read, &mut out);
         }
         output.write_all(&out).map_err(Failure::Write)?;
         out.clear();
