@@ -7,6 +7,7 @@
 mod support;
 
 use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -166,6 +167,33 @@ fn stdin_passes_through() {
     );
     echo.expect_code(0);
     assert_eq!(echo.stdout, "hi\n", "{echo}");
+
+    // A file on stdin, larger than the pipe grows to, arrives whole and in order.
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+    let input = sb.base.join("stdin.bin");
+    std::fs::write(&input, &big).unwrap();
+    let mut c = sb.run_cmd(&[], &["cat"]);
+    c.stdin(std::fs::File::open(&input).unwrap());
+    let out = support::output(&mut c);
+    out.expect_code(0);
+    assert!(out.raw_stdout == big, "a file on stdin arrived changed ({} bytes)", out.raw_stdout.len());
+
+    // What arrived is readable at once while more may still come, from a pipe and from a socket:
+    // the program reads one line and exits with hullward's stdin still open.
+    let (socket, mut peer) = std::os::unix::net::UnixStream::pair().unwrap();
+    let (read_end, mut pipe) = std::io::pipe().unwrap();
+    for (source, feed) in [
+        (Stdio::from(read_end), &mut pipe as &mut dyn Write),
+        (Stdio::from(OwnedFd::from(socket)), &mut peer),
+    ] {
+        let start = Instant::now();
+        let mut c = sb.run_cmd(&[], &["sh", "-c", "read line; echo got $line"]);
+        let mut child = c.stdin(source).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        feed.write_all(b"first\n").unwrap();
+        let out = support::finish(&mut child, start);
+        out.expect_code(0);
+        assert_eq!(out.stdout, "got first\n", "{out}");
+    }
 }
 
 #[test]

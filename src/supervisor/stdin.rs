@@ -1,13 +1,14 @@
 //! The child's standard input, and the user's terminal.
 //!
-//! The child never gets hullward's own fd 0: on a terminal it could write to the user's screen
-//! past the output filter and the output cap, read keystrokes meant for the shell, and leave the
-//! terminal in raw `-echo`; on a socket it could write back to the caller. Instead, [`feed`]
-//! gives it the read end of a pipe and copies hullward's standard input into the write end on a
-//! thread of its own (input from a file, a pipe or a terminal reaches the program unchanged, as
-//! lines in the terminal's own canonical mode). Writing to fd 0 fails in the child (a pipe's read
-//! end), and with stdout and stderr pipes as well and `setsid` in the child, it holds no
-//! descriptor of the terminal and has no controlling terminal to open as `/dev/tty`.
+//! The child never gets hullward's own fd 0: on a terminal it could write to the user's screen past
+//! the output filter and the output cap, read keystrokes meant for the shell, and leave the
+//! terminal in raw `-echo`; on a socket it could write back to the caller. Instead, [`feed`] gives
+//! it the read end of a pipe and moves hullward's standard input into the write end on a thread of
+//! its own — spliced from a file or a pipe, copied from a terminal — so input reaches the program
+//! unchanged (from a terminal as lines, in the terminal's own canonical mode). Writing to fd 0
+//! fails in the child (a pipe's read end), and with stdout and stderr pipes as well and `setsid` in
+//! the child, it holds no descriptor of the terminal and has no controlling terminal to open as
+//! `/dev/tty`.
 //!
 //! [`TerminalModes::save`], before the spawn, keeps the modes of every terminal among fds 0–2 and
 //! puts them back when dropped, after the call, whatever happened in between.
@@ -15,12 +16,16 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileTypeExt;
 
+use rustix::io::Errno;
+use rustix::pipe::{fcntl_getpipe_size, fcntl_setpipe_size, splice, SpliceFlags};
 use rustix::termios::{self, OptionalActions, Termios};
 
+use super::pump::PIPE_SIZE;
 use crate::sandbox::sys;
 
-/// Bytes copied per read.
+/// Bytes copied per read when the input cannot be spliced.
 const CHUNK: usize = 64 * 1024;
 
 /// The read end of a pipe fed from hullward's standard input, for the child's fd 0. The copying
@@ -30,24 +35,70 @@ pub fn feed() -> std::io::Result<OwnedFd> {
     let (read_end, write_end) = sys::pipe_cloexec()?;
     let source = std::io::stdin().as_fd().try_clone_to_owned();
     std::thread::Builder::new().name("hullward-stdin".into()).spawn(move || {
-        let mut sink = File::from(write_end);
         let Ok(source) = source else { return };
-        let mut source = File::from(source);
-        let mut buf = vec![0u8; CHUNK];
-        loop {
-            match source.read(&mut buf) {
-                Ok(0) => return,
-                Ok(n) => {
-                    if sink.write_all(&buf[..n]).is_err() {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return,
-            }
+        let (source, sink) = (File::from(source), File::from(write_end));
+        if !spliceable(&source) || splice_all(&source, &sink) == Spliced::Unsupported {
+            copy_all(source, sink);
         }
     })?;
     Ok(read_end)
+}
+
+/// Whether `source` is a pipe or a regular file. Only these are spliced: a splice from anything
+/// else (a terminal, a socket) waits for input while holding the child's pipe locked, so the
+/// child could not read what was already passed on — with a terminal, until the next line.
+fn spliceable(source: &File) -> bool {
+    source.metadata().is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_file())
+}
+
+/// How [`splice_all`] ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Spliced {
+    /// End of input, or the child closed its end.
+    Ended,
+    /// The kernel cannot splice from this input; the failing call moved nothing.
+    Unsupported,
+}
+
+/// Moves `source` into the pipe `sink` with `splice(2)`: the input is not filtered, so its pages
+/// need not pass through this process (a file or a pipe on fd 0, the common case of
+/// `… | hullward run -- tool`). The pipe is grown to [`PIPE_SIZE`] once a splice fills it, as the
+/// output pumps grow theirs.
+fn splice_all(source: &File, sink: &File) -> Spliced {
+    let mut capacity = fcntl_getpipe_size(sink).ok().filter(|&c| c < PIPE_SIZE);
+    loop {
+        match splice(source, None, sink, None, PIPE_SIZE, SpliceFlags::empty()) {
+            Ok(0) => return Spliced::Ended,
+            Ok(n) => {
+                if capacity.is_some_and(|c| n >= c) {
+                    capacity = None;
+                    if let Err(e) = fcntl_setpipe_size(sink, PIPE_SIZE) {
+                        tracing::debug!(error = %e, "the input pipe was not grown");
+                    }
+                }
+            }
+            Err(Errno::INTR) => {}
+            Err(Errno::INVAL) => return Spliced::Unsupported,
+            Err(_) => return Spliced::Ended,
+        }
+    }
+}
+
+/// Copies `source` into `sink` through a buffer, read by read.
+fn copy_all(mut source: File, mut sink: File) {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        match source.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                if sink.write_all(&buf[..n]).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
 }
 
 /// The modes of the terminals among hullward's standard descriptors, restored on drop.
