@@ -729,16 +729,83 @@ fn finish(
     files: Vec<PathBuf>,
 ) -> Result<Policy, PolicyError> {
     let mut diags = std::mem::take(&mut acc.diags);
+    let trees = trees(&acc, req, &mut diags);
+    let globs = compiled_globs(&mut acc, &mut diags);
+    let shell = shell_policy(&mut acc, &mut diags);
+    let allowed = host_allowlist(&mut acc, req, &mut diags);
+    let network = network_mode(&acc, &allowed);
+    let warnings = without_errors(diags)?;
+    let session = session(req);
+    let mut env = acc.env.take().unwrap_or_default();
+    env.dedup();
+    Ok(Policy {
+        root: trees.root,
+        includes: trees.includes,
+        read: globs.read,
+        write: globs.write,
+        deny: globs.deny,
+        write_protect: globs.write_protect,
+        change_envelope: globs.change_envelope,
+        deny_credential_files: globs.deny_credential_files,
+        shell,
+        http: HttpPolicy { allowed, allow_private: acc.allow_private.unwrap_or(false) },
+        read_file_size_limit: acc.read_limit.unwrap_or(20_000),
+        sandbox: SandboxPolicy {
+            strict: acc.strict.unwrap_or(true),
+            system: trees.system,
+            system_links: trees.system_links,
+            read_only_dirs: trees.read_only_dirs,
+            writable: trees.writable,
+            read_only: acc.read_only.unwrap_or(false),
+            network,
+            timeout: acc.timeout,
+            env,
+            credentials: acc.credentials.take().unwrap_or_default(),
+            limits: limits(&acc),
+            unattended: acc.unattended.unwrap_or(Unattended::Deny),
+            allow_substitution: acc.allow_substitution.unwrap_or(false),
+            protect_git_metadata: globs.protect_git_metadata,
+            approval_timeout: acc.approval_timeout.unwrap_or(Duration::from_secs(300)),
+            shutdown_grace: acc.shutdown_grace.unwrap_or(Duration::from_secs(10)),
+            skill_dirs: acc
+                .skill_dirs
+                .as_ref()
+                .map(|dirs| dirs.iter().map(|raw| raw.base.join(expand_tilde(&raw.text))).collect()),
+            workspace: acc.workspace.unwrap_or_default(),
+            protected_branches: acc
+                .protected_branches
+                .take()
+                .unwrap_or_else(|| DEFAULT_PROTECTED_BRANCHES.iter().map(|b| b.to_string()).collect()),
+        },
+        session,
+        sources,
+        files,
+        warnings,
+    })
+}
 
-    // Roots.
+/// The directories of a policy, resolved ([`trees`]).
+struct Trees {
+    root: PathBuf,
+    includes: Vec<PathBuf>,
+    writable: Vec<PathBuf>,
+    system: Vec<PathBuf>,
+    system_links: Vec<(PathBuf, PathBuf)>,
+    read_only_dirs: Vec<PathBuf>,
+}
+
+/// Resolves the root (the working directory by default), the included roots, the writable
+/// directories and the `System` and `ReadOnlyDirs` entries; refuses grants planted in a tree the
+/// child may write.
+fn trees(acc: &Accum, req: &LoadRequest, diags: &mut Vec<Diagnostic>) -> Trees {
     let root = match &acc.root {
-        Some(raw) => resolve_dir(raw, &mut diags, "sandbox root"),
+        Some(raw) => resolve_dir(raw, diags, "sandbox root"),
         None => std::fs::canonicalize(&req.cwd).ok(),
     }
     .unwrap_or_else(|| req.cwd.clone());
     let mut includes = Vec::new();
     for raw in acc.include.iter().flatten() {
-        if let Some(p) = resolve_dir(raw, &mut diags, "included root") {
+        if let Some(p) = resolve_dir(raw, diags, "included root") {
             if p != root && !includes.contains(&p) {
                 includes.push(p);
             }
@@ -746,7 +813,7 @@ fn finish(
     }
     let mut writable = Vec::new();
     for raw in acc.writable.iter().flatten() {
-        if let Some(p) = resolve_dir(raw, &mut diags, "writable directory") {
+        if let Some(p) = resolve_dir(raw, diags, "writable directory") {
             if !writable.contains(&p) {
                 writable.push(p);
             }
@@ -760,42 +827,47 @@ fn finish(
         .cloned()
         .collect();
     let mut fs = Resolver::default();
-    refuse_planted_grants(&acc, &writable_trees, &mut fs, &mut diags);
+    refuse_planted_grants(acc, &writable_trees, &mut fs, diags);
     let (system, mut system_links) =
-        resolve_listed(acc.system.as_deref().unwrap_or_default(), &mut fs, &mut diags, |raw, fs, diags| {
+        resolve_listed(acc.system.as_deref().unwrap_or_default(), &mut fs, diags, |raw, fs, diags| {
             resolve_system(raw, &writable_trees, fs, diags)
         });
     let (read_only_dirs, ro_links) = resolve_listed(
         acc.read_only_dirs.as_deref().unwrap_or_default(),
         &mut fs,
-        &mut diags,
+        diags,
         |raw, fs, diags| resolve_read_only(raw, &writable_trees, fs, diags),
     );
     system_links.extend(ro_links);
+    Trees { root, includes, writable, system, system_links, read_only_dirs }
+}
 
-    // Globs.
+/// The glob rules of a policy, compiled ([`compiled_globs`]).
+struct Globs {
+    read: GlobRules,
+    write: GlobRules,
+    deny: GlobRules,
+    write_protect: GlobRules,
+    change_envelope: Option<GlobRules>,
+    deny_credential_files: bool,
+    protect_git_metadata: bool,
+}
+
+/// Compiles the Read, Write, deny and write-protect rules, the built-in ones first (env files
+/// always; credential files and git metadata unless turned off; policy files); a rule that does
+/// not compile is a diagnostic and leaves its list empty.
+fn compiled_globs(acc: &mut Accum, diags: &mut Vec<Diagnostic>) -> Globs {
     let deny_credential_files = acc.deny_credential_files.unwrap_or(true);
     let protect_git_metadata = acc.protect_git_metadata.unwrap_or(true);
-    let mut deny: Vec<GlobRule> = ENV_FILE_GLOBS
-        .iter()
-        .map(|p| GlobRule { pattern: (*p).into(), origin: Origin::Builtin("env-file") })
-        .collect();
+    let mut deny: Vec<GlobRule> = builtin(ENV_FILE_GLOBS, "env-file").collect();
     if deny_credential_files {
-        deny.extend(
-            CREDENTIAL_FILE_GLOBS
-                .iter()
-                .map(|p| GlobRule { pattern: (*p).into(), origin: Origin::Builtin("credential-file") }),
-        );
+        deny.extend(builtin(CREDENTIAL_FILE_GLOBS, "credential-file"));
     }
     deny.extend(acc.deny.take().unwrap_or_default());
-    let mut write_protect: Vec<GlobRule> = if protect_git_metadata {
-        GIT_METADATA_GLOBS
-            .iter()
-            .map(|p| GlobRule { pattern: (*p).into(), origin: Origin::Builtin("git-metadata") })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let mut write_protect: Vec<GlobRule> = Vec::new();
+    if protect_git_metadata {
+        write_protect.extend(builtin(GIT_METADATA_GLOBS, "git-metadata"));
+    }
     write_protect.extend(
         super::discover::PROJECT_PLACES
             .iter()
@@ -809,13 +881,24 @@ fn finish(
             GlobRules::default()
         }
     };
-    let read = compile(acc.read.take().unwrap_or_default());
-    let write = compile(acc.write.take().unwrap_or_default());
-    let deny = compile(deny);
-    let write_protect = compile(write_protect);
-    let change_envelope = acc.change_envelope.take().map(&mut compile);
+    Globs {
+        read: compile(acc.read.take().unwrap_or_default()),
+        write: compile(acc.write.take().unwrap_or_default()),
+        deny: compile(deny),
+        write_protect: compile(write_protect),
+        change_envelope: acc.change_envelope.take().map(&mut compile),
+        deny_credential_files,
+        protect_git_metadata,
+    }
+}
 
-    // Shell policy.
+/// The built-in rules `patterns`, named `origin`.
+fn builtin(patterns: &'static [&'static str], origin: &'static str) -> impl Iterator<Item = GlobRule> {
+    patterns.iter().map(move |p| GlobRule { pattern: (*p).into(), origin: Origin::Builtin(origin) })
+}
+
+/// The shell policy; segments mode with an empty Allow list is warned about (it allows all).
+fn shell_policy(acc: &mut Accum, diags: &mut Vec<Diagnostic>) -> ShellPolicy {
     let shell_allow = acc.shell_allow.take().unwrap_or_default();
     let mode = acc.allow_mode.as_ref().map(|s| s.value).unwrap_or_default();
     if mode == AllowMode::Segments && shell_allow.is_empty() {
@@ -831,71 +914,86 @@ fn finish(
             message: "segments mode with an empty Allow list allows every command".into(),
         });
     }
-    let shell = ShellPolicy { mode, allow: shell_allow, deny: acc.shell_deny.take().unwrap_or_default() };
+    ShellPolicy { mode, allow: shell_allow, deny: acc.shell_deny.take().unwrap_or_default() }
+}
 
-    // Hosts.
-    let allowed = match acc.hosts.take() {
-        None => HostAllowlist::Unrestricted,
-        Some(entries) if entries.is_empty() => HostAllowlist::Unrestricted,
-        Some(entries) => {
-            let mut out = Vec::new();
-            let mut invalid = false;
-            for (raw, place) in entries {
-                let expanded = expand_env(&raw, &req.env);
-                if expanded.trim().is_empty() {
-                    diags.push(Diagnostic {
-                        severity: Severity::Warning,
-                        message: format!("'{raw}' expands to an empty string and is dropped"),
-                        ..place
-                    });
-                    continue;
-                }
-                match parse_host_pattern(&expanded) {
-                    Ok(p) if !out.contains(&p) => out.push(p),
-                    Ok(_) => {}
-                    Err(msg) => {
-                        invalid = true;
-                        diags.push(Diagnostic { message: msg, ..place })
-                    }
-                }
-            }
-            if out.is_empty() && !invalid {
-                diags.push(Diagnostic {
-                    severity: Severity::Warning,
-                    file: None,
-                    line: None,
-                    key: "Security.HttpAllowedHosts".into(),
-                    message: "every entry expanded to nothing: no host is allowed".into(),
-                });
-            }
-            HostAllowlist::Only(out)
-        }
+/// `HttpAllowedHosts`, each entry's environment variables expanded: absent or empty means
+/// unrestricted; entries that expand to nothing are dropped with a warning, and a list left empty
+/// by that allows no host.
+fn host_allowlist(acc: &mut Accum, req: &LoadRequest, diags: &mut Vec<Diagnostic>) -> HostAllowlist {
+    let entries = match acc.hosts.take() {
+        Some(entries) if !entries.is_empty() => entries,
+        _ => return HostAllowlist::Unrestricted,
     };
+    let mut out = Vec::new();
+    let mut invalid = false;
+    for (raw, place) in entries {
+        let expanded = expand_env(&raw, &req.env);
+        if expanded.trim().is_empty() {
+            diags.push(Diagnostic {
+                severity: Severity::Warning,
+                message: format!("'{raw}' expands to an empty string and is dropped"),
+                ..place
+            });
+            continue;
+        }
+        match parse_host_pattern(&expanded) {
+            Ok(p) if !out.contains(&p) => out.push(p),
+            Ok(_) => {}
+            Err(msg) => {
+                invalid = true;
+                diags.push(Diagnostic { message: msg, ..place })
+            }
+        }
+    }
+    if out.is_empty() && !invalid {
+        diags.push(Diagnostic {
+            severity: Severity::Warning,
+            file: None,
+            line: None,
+            key: "Security.HttpAllowedHosts".into(),
+            message: "every entry expanded to nothing: no host is allowed".into(),
+        });
+    }
+    HostAllowlist::Only(out)
+}
 
-    // Network: an allowlist implies the proxy unless a layer other than `default` chose a mode.
-    let network = match &acc.network {
+/// The network mode: an allowlist implies the proxy unless a layer other than `default` chose a
+/// mode.
+fn network_mode(acc: &Accum, allowed: &HostAllowlist) -> NetMode {
+    match &acc.network {
         Some(Set { value, origin }) if *origin != Origin::Profile("default".into()) => *value,
         _ if matches!(allowed, HostAllowlist::Only(_)) => NetMode::Proxy,
         Some(set) => set.value,
         None => NetMode::None,
-    };
+    }
+}
 
-    let limits = Limits {
+fn limits(acc: &Accum) -> Limits {
+    Limits {
         processes: acc.processes.unwrap_or(512),
         open_files: acc.open_files.unwrap_or(1024),
         memory_bytes: acc.memory_bytes,
         output_bytes: acc.output_bytes.unwrap_or(10 * 1024 * 1024),
         cpu_millis: acc.cpu_millis,
-    };
+    }
+}
 
+/// The warnings, in file and line order; any error fails the load, with every diagnostic.
+fn without_errors(mut diags: Vec<Diagnostic>) -> Result<Vec<Diagnostic>, PolicyError> {
     diags.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     let (errors, warnings): (Vec<_>, Vec<_>) = diags.into_iter().partition(|d| d.severity == Severity::Error);
-    if !errors.is_empty() {
-        let mut all = errors;
-        all.extend(warnings);
-        return Err(PolicyError::Invalid(all));
+    if errors.is_empty() {
+        return Ok(warnings);
     }
+    let mut all = errors;
+    all.extend(warnings);
+    Err(PolicyError::Invalid(all))
+}
 
+/// This invocation's session: human approval, the state directory (`HULLWARD_HOME`, else
+/// `~/.hullward`) and the audit log in it unless `--audit` names another.
+fn session(req: &LoadRequest) -> Session {
     let home = req.env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let state_dir = match req.env.get("HULLWARD_HOME").filter(|h| !h.is_empty()) {
         Some(h) => req.cwd.join(h),
@@ -905,60 +1003,14 @@ fn finish(
         Some(p) => req.cwd.join(p),
         None => state_dir.join("audit.jsonl"),
     };
-    let mut env = acc.env.take().unwrap_or_default();
-    env.dedup();
-
-    Ok(Policy {
-        root,
-        includes,
-        read,
-        write,
-        deny,
-        write_protect,
-        change_envelope,
-        deny_credential_files,
-        shell,
-        http: HttpPolicy { allowed, allow_private: acc.allow_private.unwrap_or(false) },
-        read_file_size_limit: acc.read_limit.unwrap_or(20_000),
-        sandbox: SandboxPolicy {
-            strict: acc.strict.unwrap_or(true),
-            system,
-            system_links,
-            read_only_dirs,
-            writable,
-            read_only: acc.read_only.unwrap_or(false),
-            network,
-            timeout: acc.timeout,
-            env,
-            credentials: acc.credentials.take().unwrap_or_default(),
-            limits,
-            unattended: acc.unattended.unwrap_or(Unattended::Deny),
-            allow_substitution: acc.allow_substitution.unwrap_or(false),
-            protect_git_metadata,
-            approval_timeout: acc.approval_timeout.unwrap_or(Duration::from_secs(300)),
-            shutdown_grace: acc.shutdown_grace.unwrap_or(Duration::from_secs(10)),
-            skill_dirs: acc
-                .skill_dirs
-                .as_ref()
-                .map(|dirs| dirs.iter().map(|raw| raw.base.join(expand_tilde(&raw.text))).collect()),
-            workspace: acc.workspace.unwrap_or_default(),
-            protected_branches: acc
-                .protected_branches
-                .take()
-                .unwrap_or_else(|| DEFAULT_PROTECTED_BRANCHES.iter().map(|b| b.to_string()).collect()),
-        },
-        session: Session {
-            hitl: req.flags.hitl.unwrap_or(req.stdin_is_tty),
-            yolo: req.flags.yolo,
-            review: req.flags.review,
-            audit_path,
-            state_dir,
-            home,
-        },
-        sources,
-        files,
-        warnings,
-    })
+    Session {
+        hitl: req.flags.hitl.unwrap_or(req.stdin_is_tty),
+        yolo: req.flags.yolo,
+        review: req.flags.review,
+        audit_path,
+        state_dir,
+        home,
+    }
 }
 
 fn glob_diag(e: &super::globs::GlobError) -> Diagnostic {
