@@ -526,207 +526,66 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let yolo = policy.session.yolo;
     let checks = if yolo { Vec::new() } else { promises(policy, kernel) };
     let mut missing: Vec<Missing> = checks.iter().filter_map(PromiseCheck::as_missing).collect();
-    if policy.sandbox.strict && !missing.is_empty() {
-        return Err(PlanError::StrictRefused(missing));
-    }
-    let has_ns = !yolo && kernel.refuses(Layer::Namespaces).is_none();
-    let mount_ns = has_ns;
-    let use_masks = mount_ns && kernel.refuses(Layer::Masks).is_none();
-    let net = match (has_ns, policy.sandbox.network) {
-        (false, _) | (_, NetMode::Host) => NetPlan::Host,
-        (true, NetMode::None) => NetPlan::Isolated,
-        (true, NetMode::Proxy) => NetPlan::Proxy { port: super::egress::PROXY_PORT },
-    };
-
-    let mut proxy_env: Vec<(String, String)> = match net {
-        NetPlan::Proxy { port } => super::egress::child_env(port),
-        _ => Vec::new(),
-    };
-    let home = mount_ns.then(|| child_home(policy));
-    proxy_env.extend(home.iter().map(|h| ("HOME".to_string(), h.path.display().to_string())));
-    let mut env = if yolo {
-        ChildEnv {
-            vars: call.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            ..Default::default()
-        }
-    } else {
-        env::build(&policy.sandbox.env, &policy.sandbox.credentials, &call.env, &proxy_env)
-    };
+    refuse_if_strict(policy, &missing)?;
+    let layers = Layers::of(policy, kernel);
+    let home = layers.mount_ns.then(|| child_home(policy));
+    let mut env = child_env(policy, call, layers.net, home.as_ref());
     let path_var = env.vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
     let program =
         resolve_program(first, &call.cwd, path_var).ok_or_else(|| PlanError::NotFound(first.clone()))?;
 
     let roots = policy.roots();
-    let writable_host = writable_host(policy, mount_ns);
-    let read_only_dirs = &policy.sandbox.read_only_dirs;
-    let visible = |p: &Path| {
-        roots
-            .iter()
-            .chain(&policy.sandbox.writable)
-            .chain(&policy.sandbox.system)
-            .chain(read_only_dirs)
-            .any(|r| p.starts_with(r))
-    };
-    let cwd = if visible(&call.cwd) { call.cwd.clone() } else { policy.root.clone() };
-
+    let writable_host = writable_host(policy, layers.mount_ns);
+    let cwd = working_dir(policy, call, &roots);
     let scanned: Vec<PathBuf> =
         if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
-    let mut snapshot = masks::scan_policy(policy, &scanned)?;
     let seen = Seen::default();
-    let read_only_trees = if yolo { ReadOnlyTrees::default() } else { ReadOnlyTrees::as_seen(policy, &seen) };
-    if !yolo {
-        add_read_only_masks(policy, &read_only_trees, &mut snapshot)?;
-        let trees = [scanned.clone(), read_only_trees.dirs.clone()].concat();
-        match hardlinks::other_names(&snapshot, &trees, &masks::WalkLimits::default()) {
-            Ok(names) => hardlinks::add_masks(&mut snapshot, &names),
-            Err(e) => missing.push(unsearched_links(&e)),
-        }
-        missing.extend(unprotected_policy_files(policy, &scanned, mount_ns, &snapshot));
-        missing.extend(snapshot.link_loops.iter().map(unresolvable_deny));
-        if policy.sandbox.strict && !missing.is_empty() {
-            return Err(PlanError::StrictRefused(missing));
-        }
-    }
+    let (snapshot, read_only_trees) = walk(policy, &scanned, layers.mount_ns, &seen, &mut missing)?;
 
     // Write globs and the change envelope: the roots become read-only with the granted places
     // read-write on top.
     let write_grants = (!yolo && !policy.sandbox.read_only && grants::restricted(policy))
         .then(|| grants::compute(policy, &roots, &snapshot));
     let read_grants = (!yolo && reads::restricted(policy)).then(|| reads::compute(policy, &roots, &snapshot));
-    let (read_write, read_only) = match (&write_grants, policy.sandbox.read_only) {
-        (_, true) => (writable_host.clone(), roots.clone()),
-        (Some(g), false) => {
-            ([writable_host.clone(), g.dirs.clone(), g.files.clone()].concat(), roots.clone())
-        }
-        (None, false) => ([roots.clone(), writable_host.clone()].concat(), Vec::new()),
-    };
+    let places = Places::of(policy, &roots, &writable_host, write_grants.as_ref(), home, layers.net, &seen);
 
-    let host_files = etc::host_files(net == NetPlan::Host);
-    let view_files = [identity_files(), etc::generated(net == NetPlan::Host)].concat();
-    let source = |p: &PathBuf| Source { path: p.clone(), is_dir: read_only_trees.is_dir(p, &seen) };
-    let devices: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).filter(|p| seen.exists(p)).collect();
-    let view = mount_ns.then(|| ViewSpec {
-        system: policy.sandbox.system.iter().chain(&host_files.paths).map(source).collect(),
-        links: [policy.sandbox.system_links.clone(), host_files.links.clone()].concat(),
-        read_write: read_write.clone(),
-        read_only: read_only.clone(),
-        read_only_dirs: read_only_dirs.iter().map(source).collect(),
-        home: home.as_ref().filter(|h| h.private).map(|h| h.path.clone()),
-        devices: devices.clone(),
-        dev_pts: call.terminal,
-        new_proc: kernel.refuses(Layer::FreshProc).is_none(),
-        tmpfs_size: policy.sandbox.limits.memory_bytes.map_or_else(|| "50%".to_string(), |m| m.to_string()),
-        files: view_files.clone(),
-        masks: if use_masks { snapshot.masks.clone() } else { Vec::new() },
-        stand_ins: if use_masks { snapshot.stand_in_shapes() } else { Default::default() },
-        read_only_binds: snapshot.read_only.clone(),
-        pins: snapshot.pins.clone(),
-        identities: snapshot.identities.clone(),
+    let view = layers.mount_ns.then(|| {
+        view_spec(policy, call, kernel, &places, (&read_only_trees, &seen), &snapshot, layers.use_masks)
     });
     let mounts = view.as_ref().map(view::build).transpose()?;
     if view.as_ref().is_some_and(|v| !v.stand_ins.is_empty()) {
         view::stand_in_git_config(&mut env.vars);
     }
 
-    let landlock =
-        (!yolo && kernel.landlock_abi > 0 && kernel.refuses(Layer::Landlock).is_none()).then(|| {
-            let mut rules: Vec<PathRule> = policy
-                .sandbox
-                .system
-                .iter()
-                .chain(&host_files.paths)
-                .chain(read_only_dirs)
-                .map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec })
-                .collect();
-            if !mount_ns {
-                rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
-            }
-            rules.extend(devices.iter().map(|p| PathRule { path: p.clone(), grant: Grant::Device }));
-            rules.extend(read_write.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadWrite }));
-            rules.extend(read_only.iter().map(|p| PathRule { path: p.clone(), grant: Grant::ReadExec }));
-            if let Some(reads) = &read_grants {
-                reads.apply(&mut rules, &roots);
-            }
-            let mut child_rules = Vec::new();
-            if mount_ns {
-                child_rules.push(PathRule { path: "/".into(), grant: Grant::List });
-                child_rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
-                for (file, _) in &view_files {
-                    if !policy.sandbox.system.iter().any(|s| file.starts_with(s)) {
-                        child_rules.push(PathRule { path: file.clone(), grant: Grant::ReadFile });
-                    }
-                }
-                for dir in ["/tmp", "/run", "/dev/shm"] {
-                    child_rules.push(PathRule { path: dir.into(), grant: Grant::ReadWrite });
-                }
-                if let Some(h) = home.as_ref().filter(|h| h.private) {
-                    child_rules.push(PathRule { path: h.path.clone(), grant: Grant::ReadWrite });
-                }
-                if call.terminal {
-                    child_rules.push(PathRule { path: "/dev/pts".into(), grant: Grant::Device });
-                }
-            }
-            LandlockPlan {
-                abi: kernel.landlock_abi,
-                rules,
-                entries: Vec::new(),
-                child_rules,
-                tcp_connect: match net {
-                    NetPlan::Proxy { port } => vec![port],
-                    _ => Vec::new(),
-                },
-                // In a namespace of the call's own, only the proxy mode narrows TCP; with nothing
-                // but the private loopback (`--net none`) the program binds and connects freely.
-                tcp: matches!(net, NetPlan::Proxy { .. }),
-            }
-        });
-
-    let mut landlock = landlock;
-    let mut split_dirs = Vec::new();
-    if let Some(l) = landlock.as_mut().filter(|_| !use_masks) {
-        let denied: Vec<PathBuf> = snapshot.masks.iter().map(|m| m.path.clone()).collect();
-        let split = enumerate::split(&l.rules, &denied)?;
-        (l.rules, l.entries) = (split.rules, split.entries);
-        split_dirs = split.split_dirs;
-    }
-
+    let mut landlock = (!yolo && kernel.landlock_abi > 0 && kernel.refuses(Layer::Landlock).is_none())
+        .then(|| landlock_plan(policy, call, kernel, &places, read_grants.as_ref(), layers));
+    let split_dirs = match landlock.as_mut().filter(|_| !layers.use_masks) {
+        Some(l) => split_around_masks(l, &snapshot)?,
+        None => Vec::new(),
+    };
     if let (Some(_), Some(l)) = (&read_grants, &landlock) {
-        if let Some(m) = reads_shadowed(l, &roots) {
-            if policy.sandbox.strict {
-                return Err(PlanError::StrictRefused(vec![m]));
-            }
+        if let Some(m) = reads_shadowed(l, &places.roots) {
+            refuse_if_strict(policy, std::slice::from_ref(&m))?;
             missing.push(m);
         }
     }
 
-    let seccomp = (!yolo && kernel.seccomp).then_some(match (policy.sandbox.network, net) {
-        (_, NetPlan::Proxy { .. }) => SocketPolicy::UnixAndTcp,
-        (NetMode::Host, _) => SocketPolicy::Any,
-        (_, NetPlan::Isolated) => SocketPolicy::UnixAndLoopback,
-        _ => SocketPolicy::NoSockets,
-    });
+    let seccomp = (!yolo && kernel.seccomp).then_some(socket_policy(policy.sandbox.network, layers.net));
     let mut notes = notes(kernel, landlock.is_some(), yolo);
-    if !yolo && !mount_ns {
+    if !yolo && !layers.mount_ns {
         notes.extend(landlock_only_notes(kernel, &split_dirs, &writable_host, seccomp, &snapshot));
     }
-
     let limits = policy.sandbox.limits;
-    let mut rlimits =
-        vec![(sys::rlimit::NOFILE, limits.open_files, limits.open_files), (sys::rlimit::CORE, 0, 0)];
-    if !kernel.root {
-        rlimits.push((sys::rlimit::NPROC, limits.processes, limits.processes));
-    }
-    rlimits.extend(shared_count_rlimits());
 
     Ok(SandboxPlan {
         program,
         argv: call.argv.clone(),
         cwd,
         env,
-        net,
-        mount_ns,
-        user_ns: mount_ns && kernel.needs_userns(),
-        pid_ns: mount_ns,
+        net: layers.net,
+        mount_ns: layers.mount_ns,
+        user_ns: layers.mount_ns && kernel.needs_userns(),
+        pid_ns: layers.mount_ns,
         view,
         mounts,
         write_grants,
@@ -736,7 +595,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         landlock,
         seccomp,
         drop_caps: !yolo,
-        rlimits: if yolo { Vec::new() } else { rlimits },
+        rlimits: if yolo { Vec::new() } else { rlimits(kernel, &limits) },
         processes: (!yolo).then_some(limits.processes),
         memory: if yolo { None } else { limits.memory_bytes },
         timeout: policy.sandbox.timeout,
@@ -744,13 +603,266 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         dropped: missing,
         promises: checks,
         notes,
-        lock_privileges: (mount_ns && kernel.needs_userns()) || kernel.setpcap,
+        lock_privileges: (layers.mount_ns && kernel.needs_userns()) || kernel.setpcap,
         cpu_millis: if yolo { None } else { limits.cpu_millis },
         yolo,
         kernel: kernel.clone(),
         quarantine_dir: policy.session.state_dir.join("quarantine"),
         seen: seen.identities(),
     })
+}
+
+/// In strict mode, a promise this machine cannot keep refuses the call.
+fn refuse_if_strict(policy: &Policy, missing: &[Missing]) -> Result<(), PlanError> {
+    if policy.sandbox.strict && !missing.is_empty() {
+        return Err(PlanError::StrictRefused(missing.to_vec()));
+    }
+    Ok(())
+}
+
+/// Which of the kernel's layers a call gets ([`Layers::of`]).
+#[derive(Debug, Clone, Copy)]
+struct Layers {
+    mount_ns: bool,
+    /// Deny rules as masks in the child's mount namespace (else Landlock rules around them).
+    use_masks: bool,
+    net: NetPlan,
+}
+
+impl Layers {
+    fn of(policy: &Policy, kernel: &KernelSupport) -> Layers {
+        let mount_ns = !policy.session.yolo && kernel.refuses(Layer::Namespaces).is_none();
+        let net = match (mount_ns, policy.sandbox.network) {
+            (false, _) | (_, NetMode::Host) => NetPlan::Host,
+            (true, NetMode::None) => NetPlan::Isolated,
+            (true, NetMode::Proxy) => NetPlan::Proxy { port: super::egress::PROXY_PORT },
+        };
+        Layers { mount_ns, use_masks: mount_ns && kernel.refuses(Layer::Masks).is_none(), net }
+    }
+}
+
+/// The child's environment: the caller's as it is with `--yolo`, else the policy's scrubbed one
+/// with the proxy's variables and the child's `HOME`.
+fn child_env(policy: &Policy, call: &Call, net: NetPlan, home: Option<&Home>) -> ChildEnv {
+    if policy.session.yolo {
+        return ChildEnv {
+            vars: call.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            ..Default::default()
+        };
+    }
+    let mut set: Vec<(String, String)> = match net {
+        NetPlan::Proxy { port } => super::egress::child_env(port),
+        _ => Vec::new(),
+    };
+    set.extend(home.iter().map(|h| ("HOME".to_string(), h.path.display().to_string())));
+    env::build(&policy.sandbox.env, &policy.sandbox.credentials, &call.env, &set)
+}
+
+/// The call's working directory, or the root when the child cannot see it.
+fn working_dir(policy: &Policy, call: &Call, roots: &[PathBuf]) -> PathBuf {
+    let sandbox = &policy.sandbox;
+    let visible = roots
+        .iter()
+        .chain(&sandbox.writable)
+        .chain(&sandbox.system)
+        .chain(&sandbox.read_only_dirs)
+        .any(|r| call.cwd.starts_with(r));
+    if visible {
+        call.cwd.clone()
+    } else {
+        policy.root.clone()
+    }
+}
+
+/// The deny walk of `scanned`, then the masks of the read-only trees and of other names of the
+/// protected files (hard links); what could not be searched or resolved joins `missing`, and
+/// refuses the call in strict mode.
+fn walk(
+    policy: &Policy,
+    scanned: &[PathBuf],
+    mount_ns: bool,
+    seen: &Seen,
+    missing: &mut Vec<Missing>,
+) -> Result<(Snapshot, ReadOnlyTrees), PlanError> {
+    let mut snapshot = masks::scan_policy(policy, scanned)?;
+    if policy.session.yolo {
+        return Ok((snapshot, ReadOnlyTrees::default()));
+    }
+    let read_only_trees = ReadOnlyTrees::as_seen(policy, seen);
+    add_read_only_masks(policy, &read_only_trees, &mut snapshot)?;
+    let trees = [scanned, &read_only_trees.dirs].concat();
+    match hardlinks::other_names(&snapshot, &trees, &masks::WalkLimits::default()) {
+        Ok(names) => hardlinks::add_masks(&mut snapshot, &names),
+        Err(e) => missing.push(unsearched_links(&e)),
+    }
+    missing.extend(unprotected_policy_files(policy, scanned, mount_ns, &snapshot));
+    missing.extend(snapshot.link_loops.iter().map(unresolvable_deny));
+    refuse_if_strict(policy, missing)?;
+    Ok((snapshot, read_only_trees))
+}
+
+/// Where the child reads, writes, and finds its devices and generated files: what both the view
+/// and the Landlock rules are made from ([`Places::of`]).
+struct Places {
+    roots: Vec<PathBuf>,
+    read_write: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+    host_files: etc::HostFiles,
+    view_files: Vec<(PathBuf, Vec<u8>)>,
+    devices: Vec<PathBuf>,
+    home: Option<Home>,
+}
+
+impl Places {
+    fn of(
+        policy: &Policy,
+        roots: &[PathBuf],
+        writable_host: &[PathBuf],
+        write_grants: Option<&WriteGrants>,
+        home: Option<Home>,
+        net: NetPlan,
+        seen: &Seen,
+    ) -> Places {
+        let (read_write, read_only) = match (write_grants, policy.sandbox.read_only) {
+            (_, true) => (writable_host.to_vec(), roots.to_vec()),
+            (Some(g), false) => ([writable_host, &g.dirs, &g.files].concat(), roots.to_vec()),
+            (None, false) => ([roots, writable_host].concat(), Vec::new()),
+        };
+        Places {
+            roots: roots.to_vec(),
+            read_write,
+            read_only,
+            host_files: etc::host_files(net == NetPlan::Host),
+            view_files: [identity_files(), etc::generated(net == NetPlan::Host)].concat(),
+            devices: DEVICES.iter().map(PathBuf::from).filter(|p| seen.exists(p)).collect(),
+            home,
+        }
+    }
+}
+
+/// The child's new root: the system and read-only trees, the places it may write, its devices,
+/// files, private home and `/proc`, and the walk's masks, stand-ins, binds and pins.
+fn view_spec(
+    policy: &Policy,
+    call: &Call,
+    kernel: &KernelSupport,
+    places: &Places,
+    (read_only_trees, seen): (&ReadOnlyTrees, &Seen),
+    snapshot: &Snapshot,
+    use_masks: bool,
+) -> ViewSpec {
+    let source = |p: &PathBuf| Source { path: p.clone(), is_dir: read_only_trees.is_dir(p, seen) };
+    ViewSpec {
+        system: policy.sandbox.system.iter().chain(&places.host_files.paths).map(source).collect(),
+        links: [policy.sandbox.system_links.clone(), places.host_files.links.clone()].concat(),
+        read_write: places.read_write.clone(),
+        read_only: places.read_only.clone(),
+        read_only_dirs: policy.sandbox.read_only_dirs.iter().map(source).collect(),
+        home: places.home.as_ref().filter(|h| h.private).map(|h| h.path.clone()),
+        devices: places.devices.clone(),
+        dev_pts: call.terminal,
+        new_proc: kernel.refuses(Layer::FreshProc).is_none(),
+        tmpfs_size: policy.sandbox.limits.memory_bytes.map_or_else(|| "50%".to_string(), |m| m.to_string()),
+        files: places.view_files.clone(),
+        masks: if use_masks { snapshot.masks.clone() } else { Vec::new() },
+        stand_ins: if use_masks { snapshot.stand_in_shapes() } else { Default::default() },
+        read_only_binds: snapshot.read_only.clone(),
+        pins: snapshot.pins.clone(),
+        identities: snapshot.identities.clone(),
+    }
+}
+
+/// The Landlock rules: the supervisor's (applied before the child's new root exists: host paths)
+/// and, in a mount namespace, the child's own on its new root; TCP narrowed to the proxy's port.
+fn landlock_plan(
+    policy: &Policy,
+    call: &Call,
+    kernel: &KernelSupport,
+    places: &Places,
+    read_grants: Option<&ReadGrants>,
+    layers: Layers,
+) -> LandlockPlan {
+    let sandbox = &policy.sandbox;
+    let rule = |grant: Grant| move |p: &PathBuf| PathRule { path: p.clone(), grant };
+    let mut rules: Vec<PathRule> = sandbox
+        .system
+        .iter()
+        .chain(&places.host_files.paths)
+        .chain(&sandbox.read_only_dirs)
+        .map(rule(Grant::ReadExec))
+        .collect();
+    if !layers.mount_ns {
+        rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
+    }
+    rules.extend(places.devices.iter().map(rule(Grant::Device)));
+    rules.extend(places.read_write.iter().map(rule(Grant::ReadWrite)));
+    rules.extend(places.read_only.iter().map(rule(Grant::ReadExec)));
+    if let Some(reads) = read_grants {
+        reads.apply(&mut rules, &places.roots);
+    }
+    let mut child_rules = Vec::new();
+    if layers.mount_ns {
+        child_rules.push(PathRule { path: "/".into(), grant: Grant::List });
+        child_rules.push(PathRule { path: "/proc".into(), grant: Grant::Read });
+        for (file, _) in &places.view_files {
+            if !sandbox.system.iter().any(|s| file.starts_with(s)) {
+                child_rules.push(PathRule { path: file.clone(), grant: Grant::ReadFile });
+            }
+        }
+        for dir in ["/tmp", "/run", "/dev/shm"] {
+            child_rules.push(PathRule { path: dir.into(), grant: Grant::ReadWrite });
+        }
+        if let Some(h) = places.home.as_ref().filter(|h| h.private) {
+            child_rules.push(PathRule { path: h.path.clone(), grant: Grant::ReadWrite });
+        }
+        if call.terminal {
+            child_rules.push(PathRule { path: "/dev/pts".into(), grant: Grant::Device });
+        }
+    }
+    LandlockPlan {
+        abi: kernel.landlock_abi,
+        rules,
+        entries: Vec::new(),
+        child_rules,
+        tcp_connect: match layers.net {
+            NetPlan::Proxy { port } => vec![port],
+            _ => Vec::new(),
+        },
+        // In a namespace of the call's own, only the proxy mode narrows TCP; with nothing but
+        // the private loopback (`--net none`) the program binds and connects freely.
+        tcp: matches!(layers.net, NetPlan::Proxy { .. }),
+    }
+}
+
+/// Without masks, the rules are split around the denied paths (each allowed neighbour gets a
+/// rule of its own); returns the directories split.
+fn split_around_masks(landlock: &mut LandlockPlan, snapshot: &Snapshot) -> Result<Vec<PathBuf>, PlanError> {
+    let denied: Vec<PathBuf> = snapshot.masks.iter().map(|m| m.path.clone()).collect();
+    let split = enumerate::split(&landlock.rules, &denied)?;
+    (landlock.rules, landlock.entries) = (split.rules, split.entries);
+    Ok(split.split_dirs)
+}
+
+/// The sockets the seccomp filter lets the child create.
+fn socket_policy(mode: NetMode, net: NetPlan) -> SocketPolicy {
+    match (mode, net) {
+        (_, NetPlan::Proxy { .. }) => SocketPolicy::UnixAndTcp,
+        (NetMode::Host, _) => SocketPolicy::Any,
+        (_, NetPlan::Isolated) => SocketPolicy::UnixAndLoopback,
+        _ => SocketPolicy::NoSockets,
+    }
+}
+
+/// Open files and core size for every caller, processes for a caller other than root, and the
+/// per-user counts at half of the caller's.
+fn rlimits(kernel: &KernelSupport, limits: &crate::policy::Limits) -> Vec<(u32, u64, u64)> {
+    let mut out =
+        vec![(sys::rlimit::NOFILE, limits.open_files, limits.open_files), (sys::rlimit::CORE, 0, 0)];
+    if !kernel.root {
+        out.push((sys::rlimit::NPROC, limits.processes, limits.processes));
+    }
+    out.extend(shared_count_rlimits());
+    out
 }
 
 /// The rlimits whose counts the kernel keeps per user, not per process — queued signals (and
