@@ -316,7 +316,17 @@ impl Reader {
         }
         let left = self.budget.bytes - self.bytes;
         let room = self.budget.values - found.values.len();
-        if let Some(kept) = kept_values(path, seen) {
+        // One `stat` serves both the kept values' check and the read (a missing file, the common
+        // case of a home credential file, ends here).
+        let (seen, meta) = match seen {
+            Some(seen) => (Some(seen), None),
+            None => match std::fs::metadata(path) {
+                Ok(meta) => (Some(FileVersion::of(&meta)), Some(meta)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Done,
+                Err(_) => (None, None),
+            },
+        };
+        if let Some(kept) = seen.and_then(|seen| kept_values(path, seen)) {
             if kept.bytes > left {
                 return Outcome::NoRoom;
             }
@@ -327,7 +337,7 @@ impl Reader {
             return Outcome::Done;
         }
         let reading = SystemTime::now();
-        match read_regular(path, left) {
+        match read_regular(path, meta, left) {
             Ok(Content::Bytes(content, opened)) => {
                 self.bytes += content.len() as u64;
                 let name = path.file_name().map(OsStrExt::as_bytes).unwrap_or_default();
@@ -370,16 +380,12 @@ fn kept() -> &'static Mutex<HashMap<PathBuf, Kept>> {
 
 /// What was kept of `path`, when it still names the very same content (`seen` earlier in the
 /// call, or stat'ed now).
-fn kept_values(path: &Path, seen: Option<FileVersion>) -> Option<KeptValues> {
+fn kept_values(path: &Path, seen: FileVersion) -> Option<KeptValues> {
     if !KEEP.load(Ordering::Relaxed) {
         return None;
     }
-    let id = match seen {
-        Some(seen) => seen,
-        None => FileVersion::of(&std::fs::metadata(path).ok()?),
-    };
     let kept = kept().lock().ok()?;
-    let entry = kept.get(path).filter(|k| k.id == id)?;
+    let entry = kept.get(path).filter(|k| k.id == seen)?;
     Some(KeptValues { values: entry.values.clone(), bytes: entry.bytes })
 }
 
@@ -425,10 +431,14 @@ enum Content {
 }
 
 /// The content of `path` when it is a regular file (symlinks followed) of at most
-/// [`SCAN_MAX_FILE_BYTES`] and `left` bytes. Opened non-blocking and checked again after opening,
-/// so a FIFO or device swapped in cannot stall or trigger anything.
-fn read_regular(path: &Path, left: u64) -> std::io::Result<Content> {
-    let meta = std::fs::metadata(path)?;
+/// [`SCAN_MAX_FILE_BYTES`] and `left` bytes; `meta` is its `stat` when the caller just took one.
+/// Opened non-blocking and checked again after opening, so a FIFO or device swapped in cannot
+/// stall or trigger anything.
+fn read_regular(path: &Path, meta: Option<std::fs::Metadata>, left: u64) -> std::io::Result<Content> {
+    let meta = match meta {
+        Some(meta) => meta,
+        None => std::fs::metadata(path)?,
+    };
     if !meta.is_file() || meta.len() > SCAN_MAX_FILE_BYTES {
         return Ok(Content::NotRead);
     }
