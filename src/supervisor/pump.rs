@@ -156,17 +156,14 @@ fn copy(
 
 /// Blocking reads of a pipe (or of any file: then it only reads) that grow the pipe to
 /// [`PIPE_SIZE`] once a read returns as much as it holds, i.e. once the writer is ahead of us.
-/// Growing may be refused (the user's pipe quota): the pipe then keeps its size.
 pub struct PipeReader {
     file: File,
-    /// The pipe's size while it may still grow; `None` once grown, refused, or not a pipe.
-    capacity: Option<usize>,
+    growth: PipeGrowth,
 }
 
 impl PipeReader {
     pub fn new(fd: OwnedFd) -> PipeReader {
-        let capacity = rustix::pipe::fcntl_getpipe_size(&fd).ok().filter(|&c| c < PIPE_SIZE);
-        PipeReader { file: File::from(fd), capacity }
+        PipeReader { growth: PipeGrowth::of(&fd), file: File::from(fd) }
     }
 
     pub fn as_fd(&self) -> BorrowedFd<'_> {
@@ -177,16 +174,30 @@ impl PipeReader {
     /// of file).
     pub fn read_into<'b>(&mut self, buf: &'b mut ReadBuf) -> io::Result<&'b [u8]> {
         let (read, _) = rustix::io::read(&self.file, buf.aligned())?;
-        self.grow_if_full(read.len());
+        self.growth.after(&self.file, read.len());
         Ok(read)
     }
+}
 
-    /// Grows the pipe once a read of `n` bytes emptied a full one.
-    fn grow_if_full(&mut self, n: usize) {
+/// Grows a pipe to [`PIPE_SIZE`] once one transfer moves as much as it holds: the other end is
+/// ahead, and a call that moves little keeps the kernel's 64 KiB. Growing may be refused (the
+/// user's pipe quota): the pipe then keeps its size.
+pub struct PipeGrowth {
+    /// The pipe's size while it may still grow; `None` once grown, refused, or not a pipe.
+    capacity: Option<usize>,
+}
+
+impl PipeGrowth {
+    pub fn of(pipe: impl AsFd) -> PipeGrowth {
+        PipeGrowth { capacity: rustix::pipe::fcntl_getpipe_size(pipe).ok().filter(|&c| c < PIPE_SIZE) }
+    }
+
+    /// After a transfer of `n` bytes through `pipe`.
+    pub fn after(&mut self, pipe: impl AsFd, n: usize) {
         if self.capacity.is_some_and(|c| n >= c) {
             self.capacity = None;
-            if let Err(e) = rustix::pipe::fcntl_setpipe_size(&self.file, PIPE_SIZE) {
-                tracing::debug!(error = %e, "the output pipe was not grown");
+            if let Err(e) = rustix::pipe::fcntl_setpipe_size(pipe, PIPE_SIZE) {
+                tracing::debug!(error = %e, "a pipe was not grown");
             }
         }
     }

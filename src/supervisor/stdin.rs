@@ -19,10 +19,10 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
 
 use rustix::io::Errno;
-use rustix::pipe::{fcntl_getpipe_size, fcntl_setpipe_size, splice, SpliceFlags};
+use rustix::pipe::{splice, SpliceFlags};
 use rustix::termios::{self, OptionalActions, Termios};
 
-use super::pump::PIPE_SIZE;
+use super::pump::{PipeGrowth, PIPE_SIZE};
 use crate::sandbox::sys;
 
 /// Bytes copied per read when the input cannot be spliced.
@@ -65,18 +65,11 @@ enum Spliced {
 /// `… | hullward run -- tool`). The pipe is grown to [`PIPE_SIZE`] once a splice fills it, as the
 /// output pumps grow theirs.
 fn splice_all(source: &File, sink: &File) -> Spliced {
-    let mut capacity = fcntl_getpipe_size(sink).ok().filter(|&c| c < PIPE_SIZE);
+    let mut growth = PipeGrowth::of(sink);
     loop {
         match splice(source, None, sink, None, PIPE_SIZE, SpliceFlags::empty()) {
             Ok(0) => return Spliced::Ended,
-            Ok(n) => {
-                if capacity.is_some_and(|c| n >= c) {
-                    capacity = None;
-                    if let Err(e) = fcntl_setpipe_size(sink, PIPE_SIZE) {
-                        tracing::debug!(error = %e, "the input pipe was not grown");
-                    }
-                }
-            }
+            Ok(n) => growth.after(sink, n),
             Err(Errno::INTR) => {}
             Err(Errno::INVAL) => return Spliced::Unsupported,
             Err(_) => return Spliced::Ended,
