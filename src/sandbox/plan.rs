@@ -540,18 +540,18 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let scanned: Vec<PathBuf> =
         if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
     let seen = Seen::default();
-    let (snapshot, read_only_trees) = walk(policy, &scanned, layers.mount_ns, &seen, &mut missing)?;
+    let walked = walk(policy, &scanned, layers.mount_ns, &seen, &mut missing)?;
 
     // Write globs and the change envelope: the roots become read-only with the granted places
     // read-write on top.
     let write_grants = (!yolo && !policy.sandbox.read_only && grants::restricted(policy))
-        .then(|| grants::compute(policy, &roots, &snapshot));
-    let read_grants = (!yolo && reads::restricted(policy)).then(|| reads::compute(policy, &roots, &snapshot));
+        .then(|| grants::compute(policy, &roots, &walked.snapshot));
+    let read_grants =
+        (!yolo && reads::restricted(policy)).then(|| reads::compute(policy, &roots, &walked.snapshot));
     let places = Places::of(policy, &roots, &writable_host, write_grants.as_ref(), home, layers.net, &seen);
 
-    let view = layers.mount_ns.then(|| {
-        view_spec(policy, call, kernel, &places, (&read_only_trees, &seen), &snapshot, layers.use_masks)
-    });
+    let view =
+        layers.mount_ns.then(|| view_spec(policy, call, kernel, &places, &walked, &seen, layers.use_masks));
     let mounts = view.as_ref().map(view::build).transpose()?;
     if view.as_ref().is_some_and(|v| !v.stand_ins.is_empty()) {
         view::stand_in_git_config(&mut env.vars);
@@ -560,7 +560,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let mut landlock = (!yolo && kernel.landlock_abi > 0 && kernel.refuses(Layer::Landlock).is_none())
         .then(|| landlock_plan(policy, call, kernel, &places, read_grants.as_ref(), layers));
     let split_dirs = match landlock.as_mut().filter(|_| !layers.use_masks) {
-        Some(l) => split_around_masks(l, &snapshot)?,
+        Some(l) => split_around_masks(l, &walked.snapshot)?,
         None => Vec::new(),
     };
     if let (Some(_), Some(l)) = (&read_grants, &landlock) {
@@ -573,7 +573,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let seccomp = (!yolo && kernel.seccomp).then_some(socket_policy(policy.sandbox.network, layers.net));
     let mut notes = notes(kernel, landlock.is_some(), yolo);
     if !yolo && !layers.mount_ns {
-        notes.extend(landlock_only_notes(kernel, &split_dirs, &writable_host, seccomp, &snapshot));
+        notes.extend(landlock_only_notes(kernel, &split_dirs, &writable_host, seccomp, &walked.snapshot));
     }
     let limits = policy.sandbox.limits;
 
@@ -591,7 +591,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
         write_grants,
         read_grants,
         scanned,
-        snapshot,
+        snapshot: walked.snapshot,
         landlock,
         seccomp,
         drop_caps: !yolo,
@@ -674,6 +674,12 @@ fn working_dir(policy: &Policy, call: &Call, roots: &[PathBuf]) -> PathBuf {
     }
 }
 
+/// What [`walk`] found: the snapshot with every mask, and the read-only trees as seen.
+struct Walked {
+    snapshot: Snapshot,
+    read_only_trees: ReadOnlyTrees,
+}
+
 /// The deny walk of `scanned`, then the masks of the read-only trees and of other names of the
 /// protected files (hard links); what could not be searched or resolved joins `missing`, and
 /// refuses the call in strict mode.
@@ -683,10 +689,10 @@ fn walk(
     mount_ns: bool,
     seen: &Seen,
     missing: &mut Vec<Missing>,
-) -> Result<(Snapshot, ReadOnlyTrees), PlanError> {
+) -> Result<Walked, PlanError> {
     let mut snapshot = masks::scan_policy(policy, scanned)?;
     if policy.session.yolo {
-        return Ok((snapshot, ReadOnlyTrees::default()));
+        return Ok(Walked { snapshot, read_only_trees: ReadOnlyTrees::default() });
     }
     let read_only_trees = ReadOnlyTrees::as_seen(policy, seen);
     add_read_only_masks(policy, &read_only_trees, &mut snapshot)?;
@@ -698,7 +704,7 @@ fn walk(
     missing.extend(unprotected_policy_files(policy, scanned, mount_ns, &snapshot));
     missing.extend(snapshot.link_loops.iter().map(unresolvable_deny));
     refuse_if_strict(policy, missing)?;
-    Ok((snapshot, read_only_trees))
+    Ok(Walked { snapshot, read_only_trees })
 }
 
 /// Where the child reads, writes, and finds its devices and generated files: what both the view
@@ -747,10 +753,11 @@ fn view_spec(
     call: &Call,
     kernel: &KernelSupport,
     places: &Places,
-    (read_only_trees, seen): (&ReadOnlyTrees, &Seen),
-    snapshot: &Snapshot,
+    walked: &Walked,
+    seen: &Seen,
     use_masks: bool,
 ) -> ViewSpec {
+    let (snapshot, read_only_trees) = (&walked.snapshot, &walked.read_only_trees);
     let source = |p: &PathBuf| Source { path: p.clone(), is_dir: read_only_trees.is_dir(p, seen) };
     ViewSpec {
         system: policy.sandbox.system.iter().chain(&places.host_files.paths).map(source).collect(),
