@@ -17,6 +17,7 @@ pub mod error;
 pub mod filter;
 pub mod guard;
 pub mod mcp;
+pub mod pipe;
 pub mod policy;
 pub mod proxy;
 pub mod sandbox;

@@ -654,6 +654,40 @@ fn finish_exchange(s: &mut TcpStream) {
     assert!(rest.starts_with(b"HTTP/1.1 200 "), "{}", String::from_utf8_lossy(&rest));
 }
 
+/// Bytes per second curl reports for one download from namespace `ns` (through the proxy when
+/// `ns` is the child's).
+fn download_speed(lab: &Lab, proxy: &Proxy, ns: Ns, args: &[&str]) -> f64 {
+    let mut cmd = lab.command(ns, "curl");
+    cmd.args(["-sS", "--fail", "-o", "/dev/null", "-w", "%{speed_download}"]).args(args);
+    if ns == Ns::Child {
+        cmd.envs(proxy.env());
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().parse::<f64>().unwrap()
+}
+
+/// Plain HTTP alone, 20 downloads of the 100 MB file: the median speed and the proxy's CPU per
+/// 100 MB. For comparing two builds: run each build's test binary in turn, a few rounds
+/// (`scripts/bench-proxy.sh` mixes paths, so one path's cost is hard to see there).
+#[test]
+#[ignore = "a benchmark: cargo test --release --test proxy -- --ignored --exact bench_plain_http_alone --nocapture"]
+fn bench_plain_http_alone() {
+    const N: u32 = 20;
+    let lab = Lab::new();
+    let proxy = Proxy::start(&lab, config(&[netlab::REGISTRY]));
+    let before = process_cpu();
+    let mut speeds: Vec<f64> =
+        (0..N).map(|_| download_speed(&lab, &proxy, Ns::Child, &["http://registry.example/big"])).collect();
+    let cpu = process_cpu() - before;
+    speeds.sort_by(f64::total_cmp);
+    println!(
+        "plain HTTP through the proxy, {N} x 100 MB: median {:.0} MB/s, proxy CPU per 100 MB {:.1} ms",
+        speeds[speeds.len() / 2] / 1e6,
+        cpu.as_secs_f64() * 1e3 / f64::from(N)
+    );
+}
+
 /// The benchmark behind `scripts/bench-proxy.sh` (run with `--ignored` on a release build):
 /// throughput of the 100 MB file direct and through the proxy (forwarded and tunnelled), and
 /// the latency the proxy adds to getting a connection to the origin.
@@ -662,16 +696,7 @@ fn finish_exchange(s: &mut TcpStream) {
 fn bench_throughput_and_connect_latency() {
     let lab = Lab::new();
     let proxy = Proxy::start(&lab, config(&[netlab::REGISTRY]));
-    let speed = |ns: Ns, args: &[&str]| {
-        let mut cmd = lab.command(ns, "curl");
-        cmd.args(["-sS", "--fail", "-o", "/dev/null", "-w", "%{speed_download}"]).args(args);
-        if ns == Ns::Child {
-            cmd.envs(proxy.env());
-        }
-        let out = cmd.output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().parse::<f64>().unwrap()
-    };
+    let speed = |ns: Ns, args: &[&str]| download_speed(&lab, &proxy, ns, args);
     // Interleaved, so that load from elsewhere on the machine hits all three alike.
     let (mut direct, mut forwarded, mut tunnelled) = (Vec::new(), Vec::new(), Vec::new());
     let mut proxy_cpu = Duration::ZERO;

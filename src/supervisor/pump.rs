@@ -4,8 +4,8 @@
 //! Each pump owns its pipe and its destination and does plain blocking I/O on them: a read of up to
 //! [`READ_SIZE`] bytes into a [`ReadBuf`] (placed where the kernel's copy runs at full speed, never
 //! zeroed, so a call that prints little touches few of its pages) through a [`PipeReader`] (which
-//! grows the pipe to [`PIPE_SIZE`] the first time a read finds it full, so a child printing a lot
-//! seldom waits for the pump), counted against the call's shared output budget
+//! grows the pipe (see [`crate::pipe`]) the first time a read finds it full, so a child printing a
+//! lot seldom waits for the pump), counted against the call's shared output budget
 //! (`Limits.OutputBytes`; when it is exhausted the pump stops and reports it, and the supervisor
 //! kills the tree), the chunk through its [`OutputFilter`] (protected-diff hiding, then secret
 //! masking), one write of the result. No chunk crosses to another thread; the supervisor's runtime
@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use super::workers::Pool;
 use crate::filter::{FilterStats, OutputFilter};
+use crate::pipe::PipeGrowth;
 use crate::sandbox::sys;
 
 /// Bytes asked for per `read(2)` (a pipe holds 64 KiB by default; the child may have grown it).
@@ -38,10 +39,6 @@ pub const READ_SIZE: usize = 256 * 1024;
 /// The page size, and how far past a page boundary a [`ReadBuf`]'s bytes start.
 const PAGE: usize = 4096;
 const READ_OFFSET: usize = PAGE / 2;
-
-/// What a pipe that a read found full is grown to: the limit an unprivileged process may set
-/// (`/proc/sys/fs/pipe-max-size` by default). A call that prints little keeps the kernel's 64 KiB.
-pub const PIPE_SIZE: usize = 1024 * 1024;
 
 /// How long held-back bytes (and a line left open on a shared terminal) wait for more output.
 pub const IDLE: Duration = Duration::from_millis(100);
@@ -154,8 +151,8 @@ fn copy(
     Ok(PumpEnd::Eof)
 }
 
-/// Blocking reads of a pipe (or of any file: then it only reads) that grow the pipe to
-/// [`PIPE_SIZE`] once a read returns as much as it holds, i.e. once the writer is ahead of us.
+/// Blocking reads of a pipe (or of any file: then it only reads) that grow the pipe once a read
+/// returns as much as it holds, i.e. once the writer is ahead of us.
 pub struct PipeReader {
     file: File,
     growth: PipeGrowth,
@@ -176,30 +173,6 @@ impl PipeReader {
         let (read, _) = rustix::io::read(&self.file, buf.aligned())?;
         self.growth.after(&self.file, read.len());
         Ok(read)
-    }
-}
-
-/// Grows a pipe to [`PIPE_SIZE`] once one transfer moves as much as it holds: the other end is
-/// ahead, and a call that moves little keeps the kernel's 64 KiB. Growing may be refused (the
-/// user's pipe quota): the pipe then keeps its size.
-pub struct PipeGrowth {
-    /// The pipe's size while it may still grow; `None` once grown, refused, or not a pipe.
-    capacity: Option<usize>,
-}
-
-impl PipeGrowth {
-    pub fn of(pipe: impl AsFd) -> PipeGrowth {
-        PipeGrowth { capacity: rustix::pipe::fcntl_getpipe_size(pipe).ok().filter(|&c| c < PIPE_SIZE) }
-    }
-
-    /// After a transfer of `n` bytes through `pipe`.
-    pub fn after(&mut self, pipe: impl AsFd, n: usize) {
-        if self.capacity.is_some_and(|c| n >= c) {
-            self.capacity = None;
-            if let Err(e) = rustix::pipe::fcntl_setpipe_size(pipe, PIPE_SIZE) {
-                tracing::debug!(error = %e, "a pipe was not grown");
-            }
-        }
     }
 }
 

@@ -22,7 +22,7 @@ use rustix::io::Errno;
 use rustix::pipe::{splice, SpliceFlags};
 use rustix::termios::{self, OptionalActions, Termios};
 
-use super::pump::{PipeGrowth, PIPE_SIZE};
+use crate::pipe::{PipeGrowth, PIPE_SIZE};
 use crate::sandbox::sys;
 
 /// Bytes copied per read when the input cannot be spliced.
