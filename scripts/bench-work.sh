@@ -7,6 +7,10 @@
 #                                    rows: bare, hullward (the CLI), served (through a server
 #                                    started in the workload's folder), bwrap
 #   BEFORE=path/to/old/hullward …    adds that binary's row (before) to the SAME run
+#   ROUNDS=N                         then N interleaved rounds of the same rows (default 6; 0: none),
+#                                    300 ms apart, each row against bare of its own round
+#                                    (scripts/bench-work-rounds.py): rows that hyperfine runs one
+#                                    after the other see the machine drift between them
 #
 # Workloads (generated once under target/bench-work, reused while present):
 #   git-status   `git status` in a 50k-file repository (committed, clean)
@@ -17,6 +21,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
+rounds=${ROUNDS:-6}
+repo_dir=$PWD
 FILES=${FILES:-50000}
 
 . scripts/bench-lib.sh
@@ -67,7 +73,6 @@ bench() {
     -n bare "$cmd" -n hullward "$BIN run -- $cmd" -n served "$BIN run --connect $sock -- $cmd" \
     -n bwrap "$bwrap_cmd $cmd" "${before[@]}" >/dev/null)
   cpu1=$(cpu_of "$server")
-  kill "$server"; wait "$server" 2>/dev/null || true; server=
   python3 - "$work/$name.json" "$cpu0" "$cpu1" "$runs" <<'PY'
 import json, sys
 path, cpu0, cpu1, runs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
@@ -78,6 +83,12 @@ for r in doc["results"]:
 json.dump(doc, open(path, "w"))
 PY
   report_against "$work/$name.json" "$name" "$load" bare
+  if [ "$rounds" -gt 0 ]; then
+    (cd "$dir" && python3 "$repo_dir/scripts/bench-work-rounds.py" "$rounds" 0.3 "$prepare" "$server" \
+      "bare=$cmd" "hullward=$BIN run -- $cmd" "served=$BIN run --connect $sock -- $cmd" "bwrap=$bwrap_cmd $cmd" \
+      ${BEFORE:+"before=$BEFORE run -- $cmd"})
+  fi
+  kill "$server"; wait "$server" 2>/dev/null || true; server=
 }
 
 bench git-status "$repo" "true" "$git status --porcelain"
