@@ -716,16 +716,8 @@ fn scan_walked(
 ) -> Result<Scanned, WalkError> {
     let (snapshot, listed) = walk(spec, None, index, tracked, None)?;
     let fresh = listed.relisted || index.map_or(0, Index::len) != listed.read.len() + listed.replayed.len();
-    let next = fresh.then(|| {
-        let mut dirs: HashMap<PathBuf, Listing> = listed.read.into_iter().collect();
-        // Replayed listings are the old index's own: copied only when the index is rewritten.
-        for dir in listed.replayed {
-            if let Some(listing) = index.and_then(|i| i.get(&dir)) {
-                dirs.insert(dir, listing.clone());
-            }
-        }
-        Index::new(dirs)
-    });
+    // Replayed listings are the old index's own, shared with it.
+    let next = fresh.then(|| Index::walked(listed.read, &listed.replayed, index));
     Ok(Scanned { snapshot, index: next, replay: listed.replay })
 }
 
