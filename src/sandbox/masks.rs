@@ -995,15 +995,13 @@ fn walk(
         git_dirs,
         dirs: match again {
             Some(a) if a.changed.is_empty() => a.replay.dirs.clone(),
-            Some(a) => Arc::new(
-                a.replay
-                    .dirs
-                    .iter()
-                    .filter(|(d, _)| !a.changed.iter().any(|c| key_within(dir_key(d), c)))
-                    .map(|(d, t)| (d.clone(), *t))
-                    .chain(found.dirs)
-                    .collect(),
-            ),
+            // A copy of the table keeps every hash: hashing a `Path` goes component by component.
+            Some(a) => {
+                let mut dirs = HashMap::clone(&a.replay.dirs);
+                dirs.retain(|d, _| !a.changed.iter().any(|c| key_within(dir_key(d), c)));
+                dirs.extend(found.dirs);
+                Arc::new(dirs)
+            }
             None => Arc::new(found.dirs.into_iter().collect()),
         },
         entries_seen,
