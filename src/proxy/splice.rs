@@ -13,8 +13,9 @@
 //! behind in the socket: the sender is ahead. A socket's bytes arrive in packets of about 1,500
 //! bytes, and each fills one of the pipe's page slots, so a 64 KiB pipe takes 16 packets per
 //! splice and a 1 MiB pipe 256: a bulk transfer makes a sixteenth of the system calls and wakeups.
-//! `HW_MODE=plain` rounds of 20 × 100 MB (docs/benchmarks.md, "The proxy's pipes"): 50–59 ms of
-//! proxy CPU per 100 MB with a fixed 256 KiB pipe, 41–47 ms with 1 MiB.
+//! `bench_plain_http_alone` (tests/proxy.rs; docs/benchmarks.md, "The proxy's pipes"), three
+//! rounds of 20 × 100 MB per build: 58.5–66.0 ms of proxy CPU per 100 MB with the fixed 256 KiB
+//! pipe this replaced, 51.0–56.0 ms with a pipe that grows to 1 MiB.
 
 use std::io;
 use std::os::fd::OwnedFd;
