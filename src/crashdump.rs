@@ -3,7 +3,7 @@
 //! and its path is printed on stderr, so a bug report can start from facts.
 //!
 //! Order of use: `cli::main` calls [`install_panic_hook`] first thing; when a command returns an
-//! internal error, it calls [`report`] with [`Failure::error`]. Both end in [`write`], which
+//! internal error, it calls [`report`] with [`Failure::error`]. Both end in [`write()`], which
 //! builds the [`Report`] and stores it.
 //!
 //! **What a report holds**: its id (the file name's last part), the UTC time, hullward's

@@ -8,7 +8,7 @@
 //! that does not exist yet cannot be created, and a new file matching a glob in a read-only
 //! directory cannot be created either; [`WriteGrants::notes`] says so for `explain`.
 //!
-//! Call [`compute`] once per plan, after the walk of the roots ([`masks::scan`]) has listed the
+//! Call [`compute`] once per plan, after the walk of the roots ([`super::masks::scan`]) has listed the
 //! files the write lists match: this module walks nothing itself.
 
 use std::path::{Path, PathBuf};
