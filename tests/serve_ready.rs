@@ -71,6 +71,37 @@ fn a_call_after_a_pause_runs_its_own_program_in_the_sandbox_made_before_its_requ
     assert!(!out.contains("never"), "{out}");
 }
 
+#[test]
+fn a_directory_replaced_a_while_before_the_call_is_the_new_one() {
+    // The server's plans remember what they saw of the host paths (`sandbox::seen`) while the
+    // directories above are unchanged. Here the first call's plan remembers the inode of
+    // `tools` that the sandbox made after it holds; `tools` is then replaced, and the next call
+    // comes long enough after that the directory above is trusted again: its change time is
+    // not the remembered one, and the memory must not answer.
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve");
+    std::fs::create_dir_all(&base).unwrap();
+    let outside = tempfile::tempdir_in(&base).unwrap();
+    let tools = outside.path().canonicalize().unwrap().join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    std::fs::write(tools.join("info.txt"), "hw-old-tools\n").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let server = Server::start(&["--unattended-policy", "allow", "--ro", tools.to_str().unwrap()]);
+    let mut c = server.session(false);
+    let info = tools.join("info.txt");
+    let argv = json!(["cat", info.to_str().unwrap()]);
+    let (out, exit) = c.call(json!({"id": "old", "method": "run", "argv": argv}));
+    assert_eq!((out.as_str(), &exit["code"]), ("hw-old-tools\n", &json!(0)), "{exit}");
+    std::thread::sleep(SETTLE);
+
+    std::fs::rename(&tools, tools.with_file_name("tools.old")).unwrap();
+    std::fs::create_dir(&tools).unwrap();
+    std::fs::write(&info, "hw-new-tools\n").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let (out, exit) = c.call(json!({"id": "new", "method": "run", "argv": argv}));
+    assert_eq!(exit["code"], 0, "{out}\n{exit}");
+    assert_eq!(out, "hw-new-tools\n", "a remembered answer about the directory was stale");
+}
+
 /// Reverses the file's text, so that output masking (which would hide the file's value as it
 /// is) cannot be what keeps it out of the output; the neighbour file is read the same way.
 const REVERSED: &str = r#"

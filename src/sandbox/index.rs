@@ -62,6 +62,15 @@ pub fn trusted_filesystem(magic: i64) -> bool {
     matches!(magic, EXT4 | XFS | BTRFS | TMPFS | F2FS | ZFS)
 }
 
+/// Whether the filesystem of `dir` (on device `dev`) is [trusted](trusted_filesystem), asking
+/// `statfs` once per device `known` has no answer for.
+pub fn trusted_device(known: &mut HashMap<u64, bool>, dir: &Path, dev: u64) -> bool {
+    // `f_type` is an `i64` here and an `i32` on 32-bit targets.
+    #[allow(clippy::unnecessary_cast)]
+    let magic = |s: rustix::fs::StatFs| s.f_type as i64;
+    *known.entry(dev).or_insert_with(|| rustix::fs::statfs(dir).is_ok_and(|s| trusted_filesystem(magic(s))))
+}
+
 /// What one walk found in one directory it trusts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listing {

@@ -66,6 +66,13 @@ const UNTRUSTED: i128 = i128::MIN;
 /// coarsest clock tick a kernel stamps ctimes with (10 ms at HZ=100), twice over.
 pub const CTIME_TICK: Duration = Duration::from_millis(20);
 
+/// Change times (in nanoseconds since the epoch) before this are trusted by a walk or a plan
+/// that began at `started` (see [`CTIME_TICK`]).
+pub fn ctime_trusted_before(started: SystemTime) -> i128 {
+    let since_epoch = started.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    i128::try_from(since_epoch.saturating_sub(CTIME_TICK).as_nanos()).unwrap_or(0)
+}
+
 /// Bounds of the walk.
 #[derive(Debug, Clone, Copy)]
 pub struct WalkLimits {
@@ -865,8 +872,7 @@ fn walk(
     tracked: Option<&HashSet<Vec<u8>>>,
     again: Option<Again<'_>>,
 ) -> Result<Walked, WalkError> {
-    let started = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
-    let trusted_before = i128::try_from(started.saturating_sub(CTIME_TICK).as_nanos()).unwrap_or(0);
+    let trusted_before = ctime_trusted_before(SystemTime::now());
     let toward_changes = match (previous, tracked) {
         (Some(_), Some(changed)) => changed.iter().flat_map(|d| ancestors(d)).collect(),
         _ => HashSet::new(),
@@ -1471,13 +1477,7 @@ impl Walk<'_> {
 
     /// Whether directory ctimes on the filesystem of `dev` can be trusted (asked once per device).
     fn trusted_device(&self, dir: &Path, dev: u64) -> bool {
-        let mut known = self.devices.lock().unwrap_or_else(|p| p.into_inner());
-        // `f_type` is an `i64` here and an `i32` on 32-bit targets.
-        #[allow(clippy::unnecessary_cast)]
-        let magic = |s: rustix::fs::StatFs| s.f_type as i64;
-        *known.entry(dev).or_insert_with(|| {
-            rustix::fs::statfs(dir).is_ok_and(|s| super::index::trusted_filesystem(magic(s)))
-        })
+        super::index::trusted_device(&mut self.devices.lock().unwrap_or_else(|p| p.into_inner()), dir, dev)
     }
 
     /// What an entry of a directory outside every covered one is to the walk, by its name and

@@ -539,7 +539,7 @@ fn build_once(policy: &Policy, call: &Call, kernel: &KernelSupport) -> Result<Sa
     let cwd = working_dir(policy, call, &roots);
     let scanned: Vec<PathBuf> =
         if yolo { Vec::new() } else { [roots.clone(), writable_host.clone()].concat() };
-    let seen = Seen::default();
+    let seen = Seen::for_plan();
     let walked = walk(policy, &scanned, layers.mount_ns, &seen, &mut missing)?;
 
     // Write globs and the change envelope: the roots become read-only with the granted places

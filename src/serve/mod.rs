@@ -74,12 +74,14 @@ impl Server {
     /// A server in its serving phase with no call running. The process keeps its walk indexes
     /// in memory from now on (`sandbox::index`): a call reads no index file, and walks only what
     /// the kernel reports changed since the last one (`sandbox::changes`); it keeps the values of
-    /// the protected files it read while they are unchanged (`filter::secrets`); the last mount view
-    /// is kept for a call that asks for the same one (`sandbox::view`); and a thread keeps
-    /// the next call's network namespace made (`sandbox::spawn`), another the sandbox of a call
-    /// like the last one (`Engine::prepare_ahead`).
+    /// the protected files it read while they are unchanged (`filter::secrets`), and what its
+    /// plans saw of the host paths while the directories above them are (`sandbox::seen`); the
+    /// last mount view is kept for a call that asks for the same one (`sandbox::view`); and a
+    /// thread keeps the next call's network namespace made (`sandbox::spawn`), another the
+    /// sandbox of a call like the last one (`Engine::prepare_ahead`).
     pub fn new(mut engine: Engine, options: Options) -> Arc<Server> {
         crate::sandbox::index::keep_in_memory();
+        crate::sandbox::seen::keep_in_memory();
         crate::filter::secrets::keep_file_values();
         crate::sandbox::view::keep_last();
         crate::sandbox::changes::keep_drained();
