@@ -107,9 +107,16 @@ impl Quarantine {
             git_dirs: plan.snapshot.git_dirs.iter().map(|p| encode(p)).collect(),
             stamps: Stamps(&plan.snapshot.stamps),
         };
-        let written = std::fs::create_dir_all(self.pending_dir()).and_then(|()| {
+        let written = serde_json::to_vec(&record).map_err(std::io::Error::from).and_then(|bytes| {
             let tmp = self.pending_dir().join(format!(".{}.tmp", self.call_id));
-            std::fs::write(&tmp, serde_json::to_vec(&record)?)?;
+            // The directory is made by the first call only (not a `mkdir` and a `stat` per call).
+            match std::fs::write(&tmp, &bytes) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    std::fs::create_dir_all(self.pending_dir())?;
+                    std::fs::write(&tmp, &bytes)?;
+                }
+                written => written?,
+            }
             std::fs::rename(&tmp, self.pending_file(&self.call_id))
         });
         if let Err(e) = written {
