@@ -31,6 +31,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::path::{Component, Path, PathBuf};
@@ -115,14 +116,15 @@ impl Fact {
     }
 }
 
-/// The answers of one plan, by path.
+/// The answers of one plan, by path. The maps are keyed by the path's bytes: hashing a `Path`
+/// goes component by component, which cost more than the lookups saved.
 #[derive(Debug, Default)]
 pub struct Seen {
-    facts: RefCell<HashMap<PathBuf, Fact>>,
+    facts: RefCell<HashMap<OsString, Fact>>,
     /// The process's memory, when it keeps one, and what this plan found of the directories
     /// above the paths it asked about (`None`: a directory that cannot vouch for its entries).
     memory: Option<Arc<Memory>>,
-    above: RefCell<HashMap<PathBuf, Option<DirStamp>>>,
+    above: RefCell<HashMap<OsString, Option<DirStamp>>>,
     /// Change times from before this are trusted (a clock tick before the plan began).
     trusted_before: i128,
     /// How many answers came from the memory.
@@ -140,19 +142,22 @@ impl Seen {
         Seen {
             memory: Some(memory),
             trusted_before: ctime_trusted_before(SystemTime::now()),
+            // A plan asks about ≈ 50 paths below ≈ 10 directories.
+            facts: RefCell::new(HashMap::with_capacity(64)),
+            above: RefCell::new(HashMap::with_capacity(16)),
             ..Seen::default()
         }
     }
 
     fn fact(&self, path: &Path) -> Fact {
-        if let Some(fact) = self.facts.borrow().get(path) {
+        if let Some(fact) = self.facts.borrow().get(path.as_os_str()) {
             return *fact;
         }
         let fact = match &self.memory {
             Some(memory) => self.recall(memory, path),
             None => Fact::of(path),
         };
-        self.facts.borrow_mut().insert(path.to_path_buf(), fact);
+        self.facts.borrow_mut().insert(path.as_os_str().to_owned(), fact);
         fact
     }
 
@@ -185,17 +190,17 @@ impl Seen {
     /// What this plan found of `dir`, stat'ing it the first time it is asked (that answer also
     /// serves a question about `dir` itself).
     fn dir_stamp(&self, memory: &Memory, dir: &Path) -> Option<DirStamp> {
-        if let Some(stamp) = self.above.borrow().get(dir) {
+        if let Some(stamp) = self.above.borrow().get(dir.as_os_str()) {
             return *stamp;
         }
         let (fact, ctime) = Fact::with_ctime(dir);
-        self.facts.borrow_mut().entry(dir.to_path_buf()).or_insert(fact);
+        self.facts.borrow_mut().entry(dir.as_os_str().to_owned()).or_insert(fact);
         let stamp = ctime
             .filter(|c| {
                 fact.kind == Kind::Dir && *c < self.trusted_before && memory.trusted_device(dir, fact.dev)
             })
             .map(|ctime| DirStamp { dev: fact.dev, ino: fact.ino, ctime });
-        self.above.borrow_mut().insert(dir.to_path_buf(), stamp);
+        self.above.borrow_mut().insert(dir.as_os_str().to_owned(), stamp);
         stamp
     }
 
@@ -226,7 +231,7 @@ impl Seen {
                 self.facts.borrow().len()
             );
         }
-        self.facts.into_inner().into_iter().map(|(p, f)| (p, f.identity)).collect()
+        self.facts.into_inner().into_iter().map(|(p, f)| (PathBuf::from(p), f.identity)).collect()
     }
 }
 
@@ -249,7 +254,7 @@ struct Kept {
     /// This process's `/proc/self/mountinfo`: the kernel flags it when a mount comes or goes.
     mounts: File,
     /// Each answer, with the stamps of the directories above its path when it was found.
-    facts: HashMap<PathBuf, (Fact, Vec<DirStamp>)>,
+    facts: HashMap<OsString, (Fact, Vec<DirStamp>)>,
     /// Whether each device keeps its directories' change times (`index::trusted_filesystem`).
     devices: HashMap<u64, bool>,
 }
@@ -304,7 +309,7 @@ impl Memory {
     }
 
     fn recall(&self, path: &Path, above: &[DirStamp]) -> Option<Fact> {
-        self.lock().facts.get(path).filter(|(_, then)| then == above).map(|(fact, _)| *fact)
+        self.lock().facts.get(path.as_os_str()).filter(|(_, then)| then == above).map(|(fact, _)| *fact)
     }
 
     fn keep(&self, path: &Path, fact: Fact, above: Vec<DirStamp>) {
@@ -312,7 +317,7 @@ impl Memory {
         if kept.facts.len() >= MAX_KEPT {
             kept.facts.clear();
         }
-        kept.facts.insert(path.to_path_buf(), (fact, above));
+        kept.facts.insert(path.as_os_str().to_owned(), (fact, above));
     }
 
     fn trusted_device(&self, dir: &Path, dev: u64) -> bool {
