@@ -22,7 +22,7 @@ use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 
 use super::Decision;
-use crate::policy::globs::match_key;
+use crate::policy::globs::{match_key, outside_key, within};
 use crate::policy::{GlobRule, Origin, Policy};
 use crate::sandbox::hardlinks;
 use crate::sandbox::masks::{package_managed, ReadOnlyTrees};
@@ -176,10 +176,11 @@ pub fn deny_bases_in(policy: &Policy, read_only: &ReadOnlyTrees) -> Vec<PathBuf>
 
 /// [`deny_match`] with the bases computed by [`deny_bases`].
 pub fn deny_match_in<'p>(policy: &'p Policy, bases: &[PathBuf], path: &Path) -> Option<&'p GlobRule> {
-    if package_managed(path) && !bases.iter().any(|b| path.starts_with(b)) {
+    let base = within(path, bases);
+    if package_managed(path) && base.is_none() {
         return None;
     }
-    policy.deny.match_covering(match_key(path, bases))
+    policy.deny.match_covering(base.unwrap_or_else(|| outside_key(path)))
 }
 
 /// A write or delete inside a read-only directory (`--ro`, `Sandbox.ReadOnlyDirs`), which wins
