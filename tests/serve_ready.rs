@@ -71,6 +71,25 @@ fn a_call_after_a_pause_runs_its_own_program_in_the_sandbox_made_before_its_requ
     assert!(!out.contains("never"), "{out}");
 }
 
+/// A directory `tools` outside the server's root holding `info.txt` ("hw-old-tools"), and the
+/// temporary directory that holds it.
+fn tools_outside() -> (tempfile::TempDir, PathBuf) {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve");
+    std::fs::create_dir_all(&base).unwrap();
+    let outside = tempfile::tempdir_in(&base).unwrap();
+    let tools = outside.path().canonicalize().unwrap().join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    std::fs::write(tools.join("info.txt"), "hw-old-tools\n").unwrap();
+    (outside, tools)
+}
+
+/// Renames `tools` away and makes a new one whose `info.txt` says `text`.
+fn replace_tools(tools: &Path, text: &str) {
+    std::fs::rename(tools, tools.with_file_name("tools.old")).unwrap();
+    std::fs::create_dir(tools).unwrap();
+    std::fs::write(tools.join("info.txt"), format!("{text}\n")).unwrap();
+}
+
 #[test]
 fn a_directory_replaced_a_while_before_the_call_is_the_new_one() {
     // The server's plans remember what they saw of the host paths (`sandbox::seen`) while the
@@ -78,12 +97,7 @@ fn a_directory_replaced_a_while_before_the_call_is_the_new_one() {
     // `tools` that the sandbox made after it holds; `tools` is then replaced, and the next call
     // comes long enough after that the directory above is trusted again: its change time is
     // not the remembered one, and the memory must not answer.
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve");
-    std::fs::create_dir_all(&base).unwrap();
-    let outside = tempfile::tempdir_in(&base).unwrap();
-    let tools = outside.path().canonicalize().unwrap().join("tools");
-    std::fs::create_dir(&tools).unwrap();
-    std::fs::write(tools.join("info.txt"), "hw-old-tools\n").unwrap();
+    let (_outside, tools) = tools_outside();
     std::thread::sleep(Duration::from_millis(200));
     let server = Server::start(&["--unattended-policy", "allow", "--ro", tools.to_str().unwrap()]);
     let mut c = server.session(false);
@@ -93,9 +107,7 @@ fn a_directory_replaced_a_while_before_the_call_is_the_new_one() {
     assert_eq!((out.as_str(), &exit["code"]), ("hw-old-tools\n", &json!(0)), "{exit}");
     std::thread::sleep(SETTLE);
 
-    std::fs::rename(&tools, tools.with_file_name("tools.old")).unwrap();
-    std::fs::create_dir(&tools).unwrap();
-    std::fs::write(&info, "hw-new-tools\n").unwrap();
+    replace_tools(&tools, "hw-new-tools");
     std::thread::sleep(Duration::from_millis(200));
     let (out, exit) = c.call(json!({"id": "new", "method": "run", "argv": argv}));
     assert_eq!(exit["code"], 0, "{out}\n{exit}");
@@ -213,12 +225,7 @@ fn shutdown_kills_the_prepared_sandbox_and_removes_its_cgroup() {
 
 #[test]
 fn a_directory_replaced_after_the_sandbox_was_made_is_the_new_one_in_the_next_call() {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve");
-    std::fs::create_dir_all(&base).unwrap();
-    let outside = tempfile::tempdir_in(&base).unwrap();
-    let tools = outside.path().canonicalize().unwrap().join("tools");
-    std::fs::create_dir(&tools).unwrap();
-    std::fs::write(tools.join("info.txt"), "hw-old-tools\n").unwrap();
+    let (_outside, tools) = tools_outside();
     let server = Server::start(&["--unattended-policy", "allow", "--ro", tools.to_str().unwrap()]);
     let mut c = server.session(false);
     let info = tools.join("info.txt");
@@ -234,9 +241,7 @@ fn a_directory_replaced_after_the_sandbox_was_made_is_the_new_one_in_the_next_ca
     std::thread::sleep(SETTLE);
 
     // The prepared view holds the directory it copied; a fresh one shows what is there now.
-    std::fs::rename(&tools, tools.with_file_name("tools.old")).unwrap();
-    std::fs::create_dir(&tools).unwrap();
-    std::fs::write(&info, "hw-new-tools\n").unwrap();
+    replace_tools(&tools, "hw-new-tools");
     let (out, exit) = c.call(json!({"id": "new", "method": "run", "argv": argv}));
     assert_eq!(exit["code"], 0, "{out}\n{exit}");
     assert_eq!(
