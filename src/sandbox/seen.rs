@@ -129,24 +129,30 @@ pub struct Seen {
     trusted_before: i128,
     /// How many answers came from the memory.
     recalled: std::cell::Cell<usize>,
+    /// The memory's generation when this plan began: what it finds is kept only if the memory
+    /// has not been emptied since (a mount came or went meanwhile).
+    generation: u64,
 }
 
 impl Seen {
     /// A plan's answers, from this process's memory where it keeps one ([`keep_in_memory`]).
     pub fn for_plan() -> Seen {
-        let Some(memory) = MEMORY.get().filter(|m| m.still_valid()) else { return Seen::default() };
-        Seen::remembering(memory.clone())
+        let Some(memory) = MEMORY.get() else { return Seen::default() };
+        Seen::remembering(memory.clone()).unwrap_or_default()
     }
 
-    fn remembering(memory: Arc<Memory>) -> Seen {
-        Seen {
+    /// `None` when the memory cannot tell whether a mount came or went.
+    fn remembering(memory: Arc<Memory>) -> Option<Seen> {
+        let generation = memory.generation()?;
+        Some(Seen {
             memory: Some(memory),
+            generation,
             trusted_before: ctime_trusted_before(SystemTime::now()),
             // A plan asks about ≈ 50 paths below ≈ 10 directories.
             facts: RefCell::new(HashMap::with_capacity(64)),
             above: RefCell::new(HashMap::with_capacity(16)),
             ..Seen::default()
-        }
+        })
     }
 
     fn fact(&self, path: &Path) -> Fact {
@@ -170,7 +176,7 @@ impl Seen {
             return fact;
         }
         let fact = Fact::of(path);
-        memory.keep(path, fact, above);
+        memory.keep(path, fact, above, self.generation);
         fact
     }
 
@@ -257,6 +263,8 @@ struct Kept {
     facts: HashMap<OsString, (Fact, Vec<DirStamp>)>,
     /// Whether each device keeps its directories' change times (`index::trusted_filesystem`).
     devices: HashMap<u64, bool>,
+    /// How many times all of it was forgotten.
+    generation: u64,
 }
 
 /// Answers kept at most; beyond it the memory starts again (a plan asks about ≈ 50 paths).
@@ -282,28 +290,30 @@ impl Memory {
 
     /// A memory kept while the mount table behind `mounts` (an open `mountinfo`) is unchanged.
     fn watching(mounts: File) -> Memory {
-        Memory { kept: Mutex::new(Kept { mounts, facts: HashMap::new(), devices: HashMap::new() }) }
+        let kept = Kept { mounts, facts: HashMap::new(), devices: HashMap::new(), generation: 0 };
+        Memory { kept: Mutex::new(kept) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Forgets everything when the mount table changed since the last plan asked; `false` when
-    /// that cannot be told (nothing is then kept or given).
-    fn still_valid(&self) -> bool {
+    /// The generation a plan beginning now works in, everything forgotten first when the mount
+    /// table changed since the last plan asked; `None` when that cannot be told (nothing is
+    /// then given, and nothing found by a plan that began before is kept).
+    fn generation(&self) -> Option<u64> {
         let mut kept = self.lock();
-        match super::sys::mount_table_changed(kept.mounts.as_fd()) {
-            Ok(false) => true,
-            Ok(true) => {
-                kept.facts.clear();
-                kept.devices.clear();
-                true
-            }
+        let changed = super::sys::mount_table_changed(kept.mounts.as_fd());
+        if !matches!(changed, Ok(false)) {
+            kept.facts.clear();
+            kept.devices.clear();
+            kept.generation += 1;
+        }
+        match changed {
+            Ok(_) => Some(kept.generation),
             Err(e) => {
                 tracing::debug!("the mount table cannot be watched: {e}");
-                kept.facts.clear();
-                false
+                None
             }
         }
     }
@@ -312,8 +322,13 @@ impl Memory {
         self.lock().facts.get(path.as_os_str()).filter(|(_, then)| then == above).map(|(fact, _)| *fact)
     }
 
-    fn keep(&self, path: &Path, fact: Fact, above: Vec<DirStamp>) {
+    /// Keeps what a plan of `generation` found (not when the memory was emptied since: that
+    /// plan may have asked before a mount came or went).
+    fn keep(&self, path: &Path, fact: Fact, above: Vec<DirStamp>, generation: u64) {
         let mut kept = self.lock();
+        if kept.generation != generation {
+            return;
+        }
         if kept.facts.len() >= MAX_KEPT {
             kept.facts.clear();
         }
@@ -386,8 +401,7 @@ mod tests {
 
     /// A plan of a process keeping `memory`, as `Seen::for_plan` makes it.
     fn plan(memory: &Arc<Memory>) -> Seen {
-        assert!(memory.still_valid());
-        Seen::remembering(memory.clone())
+        Seen::remembering(memory.clone()).expect("the mount table is watched")
     }
 
     #[test]
@@ -482,7 +496,14 @@ mod tests {
             assert_eq!(again.recalled.get(), usize::from(kept));
             assert_eq!(again.identities()[&f], was);
 
+            // A plan that began before the mount keeps nothing once a later plan saw the mount
+            // table change: it may have asked before the mount.
+            let began_before = plan(memory);
             mount(Some(&other), &f, None::<&str>, MsFlags::MS_BIND, None::<&str>).expect("bind over f");
+            drop(plan(memory));
+            assert!(began_before.exists(&f));
+            assert!(!memory.lock().facts.contains_key(f.as_os_str()), "kept by a plan of before the mount");
+
             let after = plan(memory);
             assert!(after.exists(&f));
             assert_eq!(after.recalled.get(), 0, "the mount table changed");
