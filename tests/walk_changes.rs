@@ -257,6 +257,38 @@ fn a_hard_link_to_a_known_env_made_between_served_calls_is_masked_in_the_next() 
     assert!(out.contains("HW-OTHER-OK"), "the neighbour\n{out}\n{exit}");
 }
 
+/// A server holds each protected entry it stamped open, and stats the descriptor instead of the
+/// path while the tracker vouches for every directory above it (`sandbox::held`). A name that
+/// comes to hold another inode changes a directory on the way: a known `.env` replaced by a rename
+/// over it, and one whose directory was moved away and another put in its place, are in the next
+/// call masked as the new files, with their new values hidden in the output, and the call runs.
+#[test]
+fn a_known_env_replaced_between_served_calls_is_the_new_one_in_the_next() {
+    let _serial = one_at_a_time();
+    let served = serve_root(|root| write(&root.join("g/sub/.env"), "API_TOKEN=HW-HELD-OLD-2\n"));
+    let (root, outside) = (served.server.root.clone(), served.outside.clone());
+    let mut c = served.server.session(false);
+    let script = "cat keep/.env g/sub/.env; echo; echo HW-HELD-NEW-1 HW-HELD-NEW-2; cat keep/readme.md";
+    for id in 0..3 {
+        settle();
+        let (out, exit) = c.call(json!({"id": id, "method": "run", "argv": ["sh", "-c", script]}));
+        assert!(out.contains("HW-HELD-NEW-1") && out.contains("HW-README-OK"), "{out}\n{exit}");
+        assert!(!out.contains(SECRET) && !out.contains("HW-HELD-OLD"), "{out}\n{exit}");
+    }
+    write(&outside.join("new-env"), "API_TOKEN=HW-HELD-NEW-1\n");
+    std::fs::rename(outside.join("new-env"), root.join("keep/.env")).unwrap();
+    write(&outside.join("sub/.env"), "API_TOKEN=HW-HELD-NEW-2\n");
+    std::fs::rename(root.join("g/sub"), root.join("g/moved")).unwrap();
+    std::fs::rename(outside.join("sub"), root.join("g/sub")).unwrap();
+    let control = Command::new("sh").arg("-c").arg(script).current_dir(&root).output().unwrap();
+    let control = String::from_utf8_lossy(&control.stdout);
+    assert!(control.contains("TOKEN=HW-HELD-NEW-1") && control.contains("TOKEN=HW-HELD-NEW-2"), "{control}");
+    let (out, exit) = c.call(json!({"id": 10, "method": "run", "argv": ["sh", "-c", script]}));
+    assert_eq!(exit["code"], 0, "the call ran\n{out}\n{exit}");
+    assert!(!out.contains("HW-HELD-NEW"), "a new .env or its value was shown\n{out}\n{exit}");
+    assert!(out.contains("HW-README-OK"), "the neighbour\n{out}\n{exit}");
+}
+
 /// During a served call: the tracker vouches for every directory nobody touched, and the
 /// post-call check visits only the way down to what changed — yet it moves out every protected
 /// path the program or the test made, in directories the call never saw change before (`a`),

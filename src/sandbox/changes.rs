@@ -486,6 +486,11 @@ pub fn drain_soon() {
     }
 }
 
+/// Whether this process's tracker runs (made, and watching).
+pub fn tracking() -> bool {
+    TRACKER.lock().is_ok_and(|state| matches!(*state, Some(Some(_))))
+}
+
 /// At the start of a walk of `roots` whose last walk was tagged `since` and found `dirs`
 /// directories: the generation to tag this walk with, and the directories that may have changed
 /// since `since` (everything, when the tracker cannot tell). The tracker is made on the first

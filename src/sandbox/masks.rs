@@ -45,6 +45,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::changes;
+use super::held::{self, Handle, Held};
 use super::index::{self, Index, Listing, Store};
 use super::seen::Seen;
 use crate::policy::{GlobRules, Origin, Policy};
@@ -285,6 +286,9 @@ pub struct Snapshot {
     /// The change tracker's generation this walk started at, when it covers the roots: the walk
     /// after the call reads only what changed since ([`super::changes`]).
     pub tracked: Option<u64>,
+    /// The stamped entries held open, in a server ([`super::held`]): the walk after the call
+    /// stats those the tracker vouches for through them.
+    pub held: Option<Arc<Held>>,
 }
 
 /// How a protected entry differs after a call.
@@ -547,6 +551,8 @@ struct Found {
     link_loops: Vec<LinkLoop>,
     /// Identities of entries protected without a stamp (pins, symlink targets), as walked.
     identities: Vec<(PathBuf, (u64, u64))>,
+    /// The stamped entries held open (a walk that [`Walk::holding`]).
+    held: Vec<(PathBuf, Arc<Handle>)>,
     dirs: Vec<(PathBuf, i128)>,
     bounded: Vec<Bounded>,
     covered_files: Vec<PathBuf>,
@@ -645,6 +651,9 @@ struct Walk<'a> {
     unreplayable: AtomicBool,
     /// The entries met are kept for the next [`Replay`] (a walk before a call, not one itself).
     recording: bool,
+    /// A recording walk in a server: the entries it stamps by name are opened and held
+    /// ([`super::held`]).
+    holding: bool,
     queue: Mutex<Queue>,
     ready: Condvar,
     found: Mutex<Found>,
@@ -781,6 +790,9 @@ pub struct Replay {
     /// Entries the walk counted in the directories it replayed or listed (not those a deny rule
     /// covers: a replay reads and counts them again).
     entries: usize,
+    /// The stamped entries of `met`, held open ([`super::held`]; empty outside a server): a
+    /// replay stats them without resolving their paths.
+    held: Arc<Held>,
 }
 
 /// What a walk applies from the last one instead of visiting directories (see [`Replay`]).
@@ -918,6 +930,7 @@ fn walk(
         // Only a walk before a call is replayed; a walk after one records nothing to replay.
         unreplayable: AtomicBool::new(previous.is_some()),
         recording: previous.is_none() && again.is_none_or(|a| !a.changed.is_empty()),
+        holding: previous.is_none() && again.is_none_or(|a| !a.changed.is_empty()) && held::holding(),
         queue: Mutex::new(Queue {
             dirs: match again {
                 Some(a) => a.seeds.to_vec(),
@@ -966,6 +979,7 @@ fn walk(
     let uncovered_entries = entries_seen.saturating_sub(walk.covered_entries.load(Ordering::Relaxed));
     let relisted = walk.relisted.load(Ordering::Relaxed);
     let replayable = !walk.unreplayable.load(Ordering::Relaxed);
+    let holding = walk.holding;
     let found = walk.found;
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = found.error.take() {
@@ -984,7 +998,7 @@ fn walk(
     let mut stamps: BTreeMap<PathBuf, Stamped> = found.stamps.into_iter().collect();
     let git_dirs: BTreeSet<PathBuf> = found.git_dirs.into_iter().collect();
     if let Some(prev) = previous {
-        restat(prev, &mut stamps);
+        restat(prev, &mut stamps, tracked);
     }
     let identities = identities(&stamps, found.identities, [&masks, &read_only], &pins);
     found.covered_files.sort();
@@ -1019,6 +1033,10 @@ fn walk(
         identities,
         link_loops: found.link_loops,
         tracked: None,
+        held: match again {
+            Some(a) if a.changed.is_empty() => Some(a.replay.held.clone()),
+            _ => holding.then(|| Arc::new(found.held.into_iter().collect())),
+        },
     };
     let replay = (replayable && again.is_none_or(|a| !a.changed.is_empty())).then(|| {
         let mut met = found.met;
@@ -1032,7 +1050,8 @@ fn walk(
                 .map(|b| if b == b'/' { 0 } else { b })
                 .collect::<Vec<u8>>()
         });
-        Arc::new(Replay { met, dirs: snapshot.dirs.clone(), entries: uncovered_entries })
+        let held = snapshot.held.clone().unwrap_or_default();
+        Arc::new(Replay { met, dirs: snapshot.dirs.clone(), entries: uncovered_entries, held })
     });
     Ok((snapshot, Listings { read: found.listings, replayed: found.replayed, relisted, replay }))
 }
@@ -1054,7 +1073,7 @@ pub(crate) fn key_within(key: &[u8], outer: &[u8]) -> bool {
 }
 
 /// Every directory above the directory `key` (a [`dir_key`]), as keys: `/a/b/c` → `/a/b`, `/a`, `/`.
-fn ancestors(key: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn ancestors(key: &[u8]) -> impl Iterator<Item = &[u8]> {
     key.iter()
         .enumerate()
         .filter(|(_, b)| **b == b'/')
@@ -1110,8 +1129,9 @@ pub(crate) fn in_step<'p, 'm, V>(
 
 /// The earlier walk's protected entries that this walk did not reach by reading their directory
 /// (it had not changed, or lies under a mask now): stat'ed by name, so that an in-place rewrite
-/// shows and a missing entry is missing.
-fn restat(prev: &Snapshot, stamps: &mut BTreeMap<PathBuf, Stamped>) {
+/// shows and a missing entry is missing — or through the earlier walk's handle where the tracker
+/// vouches for every directory above the entry since (`tracked`; see [`super::held`]).
+fn restat(prev: &Snapshot, stamps: &mut BTreeMap<PathBuf, Stamped>, tracked: Option<&HashSet<Vec<u8>>>) {
     let read = std::mem::take(stamps);
     let earlier = prev.stamps.keys().map(PathBuf::as_path);
     let unread: Vec<(&PathBuf, &Stamped)> = in_step(earlier, &read)
@@ -1121,7 +1141,8 @@ fn restat(prev: &Snapshot, stamps: &mut BTreeMap<PathBuf, Stamped>) {
         .map(|(_, entry)| entry)
         .collect();
     let restamped = in_parallel(&unread, |(path, before)| {
-        let meta = std::fs::symlink_metadata(path).ok()?;
+        let handle = prev.held.as_ref().and_then(|h| h.vouched(path, tracked));
+        let meta = handle.map_or_else(|| std::fs::symlink_metadata(path), |h| h.metadata()).ok()?;
         Some(((*path).clone(), Stamped::of(&meta, before.pattern.clone(), before.write_protected)))
     });
     // Two sorted runs: merged in one pass, and a sorted sequence makes a map without a search
@@ -1397,7 +1418,7 @@ impl Walk<'_> {
                 continue;
             }
             if let Some(listed) = self.classify(at, &child, &path, ft) {
-                self.apply(at, &child, &path, &listed, &mut subdirs);
+                self.apply(at, &child, &path, &listed, &mut subdirs, None);
                 if trusted {
                     listing.found.push(listed);
                 }
@@ -1468,7 +1489,7 @@ impl Walk<'_> {
         for listed in &listing.found {
             child.push(&listed.name);
             let path = base.join(&child);
-            self.apply(at, &child, &path, listed, &mut subdirs);
+            self.apply(at, &child, &path, listed, &mut subdirs, None);
             child.pop();
         }
         self.found().replayed.push(dir);
@@ -1555,15 +1576,26 @@ impl Walk<'_> {
             let rel = at.rel.join(&listed.name);
             let path = self.spec.roots[at.root].join(&rel);
             let mut subdirs = Vec::new();
-            self.apply(at, &rel, &path, listed, &mut subdirs);
+            // Its directories did not change since the handle was opened (see `super::held`).
+            let held = again.replay.held.get(&path);
+            self.apply(at, &rel, &path, listed, &mut subdirs, held);
             subdirs.retain(|d| d.covered);
             subdirs
         });
         self.queue.lock().unwrap_or_else(|p| p.into_inner()).dirs.extend(covered.into_iter().flatten());
     }
 
-    /// Acts on one classified entry: masks, binds, stamps, pins, or queues it.
-    fn apply(&self, at: &Pending, rel: &Path, path: &Path, listed: &Listed, subdirs: &mut Vec<Pending>) {
+    /// Acts on one classified entry: masks, binds, stamps, pins, or queues it. `held`: the entry's
+    /// handle, when it is met again under directories the tracker vouches for.
+    fn apply(
+        &self,
+        at: &Pending,
+        rel: &Path,
+        path: &Path,
+        listed: &Listed,
+        subdirs: &mut Vec<Pending>,
+        held: Option<&Arc<Handle>>,
+    ) {
         if self.recording && matters(listed) {
             self.found().met.push((at.clone(), listed.clone()));
         }
@@ -1595,14 +1627,14 @@ impl Walk<'_> {
             }
             Entry::Hidden(kind) => self.hide(path, *kind),
             Entry::DeniedDir(pattern) => {
-                self.protect(path, MaskKind::Dir, pattern, false);
+                self.protect(path, MaskKind::Dir, pattern, false, held);
                 if spec.covered_files && next.depth < spec.limits.max_depth {
                     subdirs.push(Pending { covered: true, ..next });
                 }
             }
-            Entry::ProtectedDir(pattern) => self.protect(path, MaskKind::Dir, pattern, true),
+            Entry::ProtectedDir(pattern) => self.protect(path, MaskKind::Dir, pattern, true, held),
             Entry::DeniedLink(pattern) => {
-                if self.stamp_only(path, pattern, false) {
+                if self.stamp_only(path, pattern, false, held) {
                     self.found().read_only.push(Mask {
                         path: path.to_path_buf(),
                         kind: MaskKind::File,
@@ -1612,9 +1644,9 @@ impl Walk<'_> {
                 }
                 self.masked_link_target(path, pattern);
             }
-            Entry::ProtectedLink(pattern) => self.protect(path, MaskKind::File, pattern, true),
-            Entry::DeniedFile(pattern) => self.protect(path, MaskKind::File, pattern, false),
-            Entry::ProtectedFile(pattern) => self.protect(path, MaskKind::File, pattern, true),
+            Entry::ProtectedLink(pattern) => self.protect(path, MaskKind::File, pattern, true, held),
+            Entry::DeniedFile(pattern) => self.protect(path, MaskKind::File, pattern, false, held),
+            Entry::ProtectedFile(pattern) => self.protect(path, MaskKind::File, pattern, true, held),
             Entry::Gitfile => self.gitfile(base, rel),
             Entry::WriteMatch => self.found().write_matches.push(path.to_path_buf()),
             Entry::Plain => {}
@@ -1640,7 +1672,7 @@ impl Walk<'_> {
         let Some(hooks) = super::protect::hooks_path(git_dir) else { return };
         let Ok(real) = std::fs::canonicalize(&hooks) else { return };
         if self.inside(&real) && real.is_dir() && !self.spec.roots.contains(&real) {
-            self.protect(&real, MaskKind::Dir, HOOKS_PATH, true);
+            self.protect(&real, MaskKind::Dir, HOOKS_PATH, true, None);
         }
     }
 
@@ -1650,7 +1682,7 @@ impl Walk<'_> {
     /// pinned.
     fn gitfile(&self, base: &Path, rel: &Path) {
         let path = base.join(rel);
-        self.protect(&path, MaskKind::File, GITFILE, true);
+        self.protect(&path, MaskKind::File, GITFILE, true, None);
         if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
             self.pin_down_to(base, parent);
         }
@@ -1698,8 +1730,15 @@ impl Walk<'_> {
     }
 
     /// Records a mask (or a read-only bind) and its stamp.
-    fn protect(&self, path: &Path, kind: MaskKind, pattern: &str, write_protected: bool) {
-        if !self.stamp_only(path, pattern, write_protected) {
+    fn protect(
+        &self,
+        path: &Path,
+        kind: MaskKind,
+        pattern: &str,
+        write_protected: bool,
+        held: Option<&Arc<Handle>>,
+    ) {
+        if !self.stamp_only(path, pattern, write_protected, held) {
             return;
         }
         let entry = Mask { path: path.to_path_buf(), kind, pattern: pattern.to_string(), via_symlink: None };
@@ -1711,11 +1750,30 @@ impl Walk<'_> {
         }
     }
 
-    /// Records the stamp of a protected entry; false when it is gone already.
-    fn stamp_only(&self, path: &Path, pattern: &str, write_protected: bool) -> bool {
-        let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
+    /// Records the stamp of a protected entry; false when it is gone already. Stat'ed through
+    /// `held` when given, else by name — opened to be held first in a walk that is
+    /// [`Walk::holding`].
+    fn stamp_only(
+        &self,
+        path: &Path,
+        pattern: &str,
+        write_protected: bool,
+        held: Option<&Arc<Handle>>,
+    ) -> bool {
+        let (meta, handle) = match held {
+            Some(h) => (h.metadata(), Some(h.clone())),
+            None => match self.holding.then(|| held::open(path)).flatten() {
+                Some(opened) => opened.map_or_else(|e| (Err(e), None), |(h, meta)| (Ok(meta), Some(h))),
+                None => (std::fs::symlink_metadata(path), None),
+            },
+        };
+        let Ok(meta) = meta else { return false };
         let stamped = Stamped::of(&meta, pattern.to_string(), write_protected);
-        self.found().stamps.push((path.to_path_buf(), stamped));
+        let mut found = self.found();
+        found.stamps.push((path.to_path_buf(), stamped));
+        if let Some(h) = handle.filter(|_| self.holding) {
+            found.held.push((path.to_path_buf(), h));
+        }
         true
     }
 
@@ -1781,7 +1839,7 @@ impl Walk<'_> {
                 };
                 for link in &links {
                     self.pin_between(root, link);
-                    self.protect(link, MaskKind::File, &rule.pattern, true);
+                    self.protect(link, MaskKind::File, &rule.pattern, true, None);
                 }
                 let Some(tree) = self.tree_of(&real) else { continue };
                 self.pin_between(&tree, &real);

@@ -25,6 +25,7 @@ pub mod env;
 pub mod etc;
 pub mod grants;
 pub mod hardlinks;
+pub mod held;
 pub mod home;
 pub mod index;
 pub mod kernel;

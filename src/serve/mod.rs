@@ -85,6 +85,7 @@ impl Server {
         crate::filter::secrets::keep_file_values();
         crate::sandbox::view::keep_last();
         crate::sandbox::changes::keep_drained();
+        crate::sandbox::held::keep_open();
         crate::sandbox::spawn::keep_netns_ready();
         engine.prepare_ahead();
         Arc::new(Server {
