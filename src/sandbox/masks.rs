@@ -995,6 +995,8 @@ fn walk(
     // Inside a mask there is nothing left to protect.
     read_only.retain(|r| !masks.iter().any(|m| r.path.starts_with(&m.path)));
     let read_only = collapse(read_only, spec.limits.max_masks, &within, &mut found.bounded);
+    // In order already, the map is built without a comparison of components per entry.
+    found.stamps.sort_by(|a, b| path_order(&a.0, &b.0));
     let mut stamps: BTreeMap<PathBuf, Stamped> = found.stamps.into_iter().collect();
     let git_dirs: BTreeSet<PathBuf> = found.git_dirs.into_iter().collect();
     if let Some(prev) = previous {
@@ -1065,6 +1067,18 @@ pub fn dir_key(dir: &Path) -> &[u8] {
     let bytes = dir.as_os_str().as_bytes();
     let end = bytes.iter().rposition(|b| *b != b'/').map_or(bytes.len().min(1), |i| i + 1);
     &bytes[..end]
+}
+
+/// The order of `Path::cmp` (component by component) for the paths a walk makes — absolute, no
+/// `.` or `..`, no doubled or trailing slash — found on their bytes, with the separator below
+/// every other byte: the first byte that differs decides as its component does, and a path
+/// that ends first is a prefix of the other's components. `Path::cmp` parses components; on
+/// 2,000 paths of a million-file tree, sorting by it was a third of the walk.
+fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let rank = |byte: Option<&u8>| byte.map(|b| if *b == b'/' { 0 } else { u16::from(*b) + 1 });
+    rank(a.get(same)).cmp(&rank(b.get(same)))
 }
 
 /// Whether the directory `key` is `outer` or lies below it (both [`dir_key`]s).
@@ -1148,7 +1162,7 @@ fn restat(prev: &Snapshot, stamps: &mut BTreeMap<PathBuf, Stamped>, tracked: Opt
     // Two sorted runs: merged in one pass, and a sorted sequence makes a map without a search
     // per entry.
     let mut all: Vec<(PathBuf, Stamped)> = read.into_iter().chain(restamped.into_iter().flatten()).collect();
-    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all.sort_by(|a, b| path_order(&a.0, &b.0));
     *stamps = all.into_iter().collect();
 }
 
@@ -1186,7 +1200,7 @@ const PARALLEL_CHUNK: usize = 64;
 
 /// Sorted, deduplicated, and without entries inside a covered directory.
 fn outermost(mut list: Vec<Mask>) -> Vec<Mask> {
-    list.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.cmp(&b.kind)));
+    list.sort_by(|a, b| path_order(&a.path, &b.path).then(a.kind.cmp(&b.kind)));
     list.dedup_by(|a, b| a.path == b.path);
     let mut kept: Vec<Mask> = Vec::with_capacity(list.len());
     // Sorted by path, a covered entry comes right after the directory covering it (or after
@@ -2692,6 +2706,21 @@ mod tests {
                 indexed.masks
             );
             std::fs::remove_file(root.join("a/b/.env")).unwrap();
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn path_order_is_the_order_of_components(
+            a in proptest::collection::vec("[a-c./_-]{1,3}", 0..5),
+            b in proptest::collection::vec("[a-c./_-]{1,3}", 0..5),
+        ) {
+            let path = |names: &[String]| {
+                let names = names.iter().map(|n| n.replace('/', "~")).filter(|n| n != "." && n != "..");
+                PathBuf::from("/").join(names.collect::<Vec<_>>().join("/"))
+            };
+            let (a, b) = (path(&a), path(&b));
+            proptest::prop_assert_eq!(path_order(&a, &b), a.cmp(&b), "{} {}", a.display(), b.display());
         }
     }
 
