@@ -87,24 +87,23 @@ impl Drop for Handle {
     }
 }
 
-/// Opens `path` itself to be held, with what a `stat` of it says; `None` when this process holds
-/// as many descriptors as it may (the caller then stats the path).
-pub fn open(path: &Path) -> Option<std::io::Result<(Arc<Handle>, Metadata)>> {
+/// Opens `path` itself to be held, with what a `stat` of it says. `None` when this process holds
+/// as many descriptors as it may, or the `open` or `fstat` failed: the caller stats the path, and
+/// only that `stat`'s failure says the entry is gone (an `open` can fail where a `stat` does not).
+pub fn open(path: &Path) -> Option<(Arc<Handle>, Metadata)> {
     if HOLDING.fetch_add(1, Ordering::Relaxed) >= budget() {
         HOLDING.fetch_sub(1, Ordering::Relaxed);
         return None;
     }
     let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let opened = rustix::fs::open(path, flags, Mode::empty()).map_err(std::io::Error::from);
-    // From here the handle owns the count: dropping it (an error below included) gives it back.
-    let handle = match opened {
-        Ok(fd) => Arc::new(Handle { file: File::from(fd) }),
-        Err(e) => {
-            HOLDING.fetch_sub(1, Ordering::Relaxed);
-            return Some(Err(e));
-        }
+    let Ok(fd) = rustix::fs::open(path, flags, Mode::empty()) else {
+        HOLDING.fetch_sub(1, Ordering::Relaxed);
+        return None;
     };
-    Some(handle.metadata().map(|meta| (handle, meta)))
+    // From here the handle owns the count: dropping it gives it back.
+    let handle = Arc::new(Handle { file: File::from(fd) });
+    let meta = handle.metadata().ok()?;
+    Some((handle, meta))
 }
 
 /// The held entries of one walk, by path.
@@ -151,7 +150,7 @@ mod tests {
         let dir = tmp.path().to_path_buf();
         let env = dir.join(".env");
         std::fs::write(&env, "A=1\n").unwrap();
-        let (handle, meta) = open(&env).unwrap().unwrap();
+        let (handle, meta) = open(&env).unwrap();
         assert_eq!(meta.ino(), std::fs::symlink_metadata(&env).unwrap().ino());
         std::fs::write(&env, "A=12345\n").unwrap();
         let now = handle.metadata().unwrap();
@@ -177,14 +176,14 @@ mod tests {
         let dir = tmp.path();
         let link = dir.join(".env");
         std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
-        let (handle, meta) = open(&link).unwrap().unwrap();
+        let (handle, meta) = open(&link).unwrap();
         assert!(meta.file_type().is_symlink());
         assert!(handle.metadata().unwrap().file_type().is_symlink());
     }
 
     #[test]
-    fn a_missing_entry_is_an_error() {
+    fn a_missing_entry_is_not_held() {
         let tmp = tempfile::tempdir().unwrap();
-        assert!(open(&tmp.path().join("gone")).unwrap().is_err());
+        assert!(open(&tmp.path().join("gone")).is_none());
     }
 }

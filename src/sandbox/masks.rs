@@ -1156,7 +1156,10 @@ fn restat(prev: &Snapshot, stamps: &mut BTreeMap<PathBuf, Stamped>, tracked: Opt
         .collect();
     let restamped = in_parallel(&unread, |(path, before)| {
         let handle = prev.held.as_ref().and_then(|h| h.vouched(path, tracked));
-        let meta = handle.map_or_else(|| std::fs::symlink_metadata(path), |h| h.metadata()).ok()?;
+        let meta = match handle.and_then(|h| h.metadata().ok()) {
+            Some(meta) => meta,
+            None => std::fs::symlink_metadata(path).ok()?,
+        };
         Some(((*path).clone(), Stamped::of(&meta, before.pattern.clone(), before.write_protected)))
     });
     // Two sorted runs: merged in one pass, and a sorted sequence makes a map without a search
@@ -1774,14 +1777,18 @@ impl Walk<'_> {
         write_protected: bool,
         held: Option<&Arc<Handle>>,
     ) -> bool {
-        let (meta, handle) = match held {
-            Some(h) => (h.metadata(), Some(h.clone())),
-            None => match self.holding.then(|| held::open(path)).flatten() {
-                Some(opened) => opened.map_or_else(|e| (Err(e), None), |(h, meta)| (Ok(meta), Some(h))),
-                None => (std::fs::symlink_metadata(path), None),
+        // Whatever a handle cannot answer (none to be had, an error), the path's `stat` does: only
+        // its failure means the entry is gone.
+        let through = held
+            .and_then(|h| Some((h.clone(), h.metadata().ok()?)))
+            .or_else(|| self.holding.then(|| held::open(path)).flatten());
+        let (handle, meta) = match through {
+            Some((h, meta)) => (Some(h), meta),
+            None => match std::fs::symlink_metadata(path) {
+                Ok(meta) => (None, meta),
+                Err(_) => return false,
             },
         };
-        let Ok(meta) = meta else { return false };
         let stamped = Stamped::of(&meta, pattern.to_string(), write_protected);
         let mut found = self.found();
         found.stamps.push((path.to_path_buf(), stamped));
