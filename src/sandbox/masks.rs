@@ -885,6 +885,7 @@ fn walk(
     again: Option<Again<'_>>,
 ) -> Result<Walked, WalkError> {
     let trusted_before = ctime_trusted_before(SystemTime::now());
+    let recording = previous.is_none() && again.is_none_or(|a| !a.changed.is_empty());
     let toward_changes = match (previous, tracked) {
         (Some(_), Some(changed)) => changed.iter().flat_map(|d| ancestors(d)).collect(),
         _ => HashSet::new(),
@@ -929,8 +930,8 @@ fn walk(
         relisted: AtomicBool::new(false),
         // Only a walk before a call is replayed; a walk after one records nothing to replay.
         unreplayable: AtomicBool::new(previous.is_some()),
-        recording: previous.is_none() && again.is_none_or(|a| !a.changed.is_empty()),
-        holding: previous.is_none() && again.is_none_or(|a| !a.changed.is_empty()) && held::holding(),
+        recording,
+        holding: recording && held::holding(),
         queue: Mutex::new(Queue {
             dirs: match again {
                 Some(a) => a.seeds.to_vec(),
@@ -1046,11 +1047,7 @@ fn walk(
         // (component by component) is one comparison per entry.
         met.sort_by_cached_key(|(at, listed)| {
             let path = spec.roots[at.root].join(&at.rel).join(&listed.name);
-            path.into_os_string()
-                .into_vec()
-                .into_iter()
-                .map(|b| if b == b'/' { 0 } else { b })
-                .collect::<Vec<u8>>()
+            path.into_os_string().into_vec().into_iter().map(order_byte).collect::<Vec<u8>>()
         });
         let held = snapshot.held.clone().unwrap_or_default();
         Arc::new(Replay { met, dirs: snapshot.dirs.clone(), entries: uncovered_entries, held })
@@ -1077,8 +1074,16 @@ pub fn dir_key(dir: &Path) -> &[u8] {
 fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
     let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
     let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let rank = |byte: Option<&u8>| byte.map(|b| if *b == b'/' { 0 } else { u16::from(*b) + 1 });
-    rank(a.get(same)).cmp(&rank(b.get(same)))
+    a.get(same).map(|b| order_byte(*b)).cmp(&b.get(same).map(|b| order_byte(*b)))
+}
+
+/// A path's byte as [`path_order`] ranks it: the separator as 0, which no name holds.
+fn order_byte(byte: u8) -> u8 {
+    if byte == b'/' {
+        0
+    } else {
+        byte
+    }
 }
 
 /// Whether the directory `key` is `outer` or lies below it (both [`dir_key`]s).
