@@ -8,8 +8,9 @@
 # neighbour from inside the sandboxed child (with scripts/matrix/probe), then looks at the host
 # side for what landed. The modes: strict, nostrict (`--no-strict`), and served-strict,
 # served-nostrict: the same program sent with `run --connect` to a `hullward serve` started for
-# the mode (with `--no-strict` or not), after a first call and a pause, so that the call may run
-# in the sandbox the server made ahead of it (supervisor::ready); a server that refuses to start
+# the mode (with `--no-strict` or not), after a first call, `keep/.env` replaced by a rename over
+# it, a second call and a pause, so that the call may run in the sandbox the server made ahead of
+# it (supervisor::ready); a server that refuses to start
 # is that mode's refusal. Output, one line each (the evaluator, run.sh, reads only these):
 #   MXRUN|env|case|mode|rc=N|err=<its stderr, lines joined by ' // '>  how hullward ended
 #   MXCHK|env|case|mode|check|held=yes|no|<probe answer>  one per check, only when the program ran
@@ -25,13 +26,14 @@ PORT=${PORT:-$((20000 + $$ % 20000))}; ABS=mx-abstract-$$
 SECRET=mx-secret-$$-value; OUTSIDE_NEEDLE=mx-outside-$$; INSIDE_NEEDLE=mx-inside-$$
 VICTIM_NEEDLE=mx-victim-env-$$
 
-rm -rf "$WS"; mkdir -p "$WS/root/sub" "$WS/outside" "$WS/home" || exit 1
-chmod 755 "$WS" "$WS/root" "$WS/root/sub"; chmod 777 "$WS/outside"
+rm -rf "$WS"; mkdir -p "$WS/root/sub" "$WS/root/keep" "$WS/outside" "$WS/home" || exit 1
+chmod 755 "$WS" "$WS/root" "$WS/root/sub" "$WS/root/keep"; chmod 777 "$WS/outside"
 printf 'SECRET_TOKEN=%s\n' "$SECRET" > "$WS/root/.env"
+printf 'SECRET_TOKEN=%s\n' "$SECRET" > "$WS/root/keep/.env"
 printf '%s\n' "$INSIDE_NEEDLE" > "$WS/root/README.md"
 printf '%s\n' "$OUTSIDE_NEEDLE" > "$WS/outside/notes.txt"
 cp "$PROBE" "$WS/root/probe" && chmod 755 "$WS/root/probe"
-chmod 644 "$WS/root/.env" "$WS/root/README.md" "$WS/outside/notes.txt"
+chmod 644 "$WS/root/.env" "$WS/root/keep/.env" "$WS/root/README.md" "$WS/outside/notes.txt"
 # Writable is the work dir's own scratch: the default /tmp would cover "outside" (and the whole
 # work dir) when WS lives under /tmp and no mount namespace gives the call a private /tmp.
 mkdir -p "$WS/scratch"
@@ -96,6 +98,12 @@ served() {
   n=0
   while [ ! -S "$sockdir/s" ] && kill -0 "$server" 2>/dev/null && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done
   if [ -S "$sockdir/s" ]; then
+    "$HW" run --connect "$sockdir/s" --timeout 120s -- true </dev/null >/dev/null 2>&1
+    # A .env the server knows is replaced by a rename over it (same content, another inode) in a
+    # subdirectory, which the next walk replays around: from here on the walks must stat the new
+    # file, not the one the server held open (sandbox::held), or the program's call cannot mount
+    # its mask.
+    cp -p keep/.env keep/.env.mx-new && mv keep/.env.mx-new keep/.env
     "$HW" run --connect "$sockdir/s" --timeout 120s -- true </dev/null >/dev/null 2>&1
     sleep 2 # the server makes the next call's sandbox now
     "$HW" run --connect "$sockdir/s" --timeout 120s -- sh -c "$PROGRAM" </dev/null >"$WS/out" 2>"$WS/err"
